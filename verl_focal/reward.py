@@ -139,9 +139,21 @@ def extract_choice(text: str) -> str:
 # ----------------------------------------------------------------------------------------------
 # verification (runs under a deadline)
 # ----------------------------------------------------------------------------------------------
+def _silence_disabled_timeout_notice() -> None:
+    """math-verify warns once that its own timeouts are off; ours replace them (see module doc)."""
+    import math_verify.grader
+    import math_verify.parser
+
+    for mod in (math_verify.grader, math_verify.parser):
+        if hasattr(mod, "TIMEOUT_WARNING_SHOWN"):
+            mod.TIMEOUT_WARNING_SHOWN = True
+
+
 def _verify_math(ground_truth: str, solution_str: str, require_boxed: bool) -> tuple[float, str]:
     """(acc, pred) by math-verify; no time bound of its own (the caller sets one)."""
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+
+    _silence_disabled_timeout_notice()
 
     gold_text = normalize_answer_latex(str(ground_truth))
     gold = parse("\\boxed{" + gold_text + "}", [LatexExtractionConfig()], parsing_timeout=None)
@@ -197,9 +209,7 @@ def _score_under_alarm(kind: str, ground_truth: str, solution_str: str, require_
 
 
 def _pool_worker_init() -> None:
-    # math-verify logs a warning the first time its own timeouts are disabled; ours replace them.
-    logging.getLogger("math_verify").setLevel(logging.ERROR)
-    import math_verify  # noqa: F401  (pay the sympy import once per worker)
+    _silence_disabled_timeout_notice()  # also pays the sympy import once per worker
 
 
 _pool: cf.ProcessPoolExecutor | None = None
