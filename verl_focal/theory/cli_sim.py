@@ -26,9 +26,11 @@ from .sim import (
     parse_group_sizes,
     plot_results,
     quick_config,
+    read_results,
     run_simulation,
     summarise,
     write_csv,
+    write_json,
 )
 from .tail_miss import tail_miss_argmax, tail_miss_probability
 
@@ -53,6 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", help="file stem (default sim or sim_quick)")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--replot", metavar="STEM",
+                        help="re-draw STEM.png from STEM.csv + STEM.json of an earlier run (no simulation)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: on a shared 2-core machine one thread was faster)")
 
@@ -76,6 +80,14 @@ def build_config(args: argparse.Namespace) -> SimConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.replot:
+        try:
+            res = read_results(args.replot + ".csv", args.replot + ".json")
+        except (OSError, KeyError, ValueError) as exc:
+            raise SystemExit(f"verl-focal sim --replot: cannot read {args.replot}.csv/.json: {exc}") from None
+        plot_results(res, args.replot + ".png")
+        print(f"wrote {args.replot}.png")
+        return 0
     try:
         cfg = build_config(args)
     except ValueError as exc:
@@ -90,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - t0
     csv_path = os.path.join(args.out_dir, f"{name}.csv")
     write_csv(res, csv_path)
+    write_json(res, os.path.join(args.out_dir, f"{name}.json"), wall_seconds=wall)
     rows = summarise(res)
     print(f"\n{'N':>7} {'gamma':>5} {'M_ret mean':>14} {'1-M_ret mean':>13} {'1-M_ret range':>22} {'P_tail(N)':>10}")
     for r in rows:
@@ -105,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         pass
     print(f"wall time {wall:.1f} s; per N: " + ", ".join(f"{n}:{s:.1f}s" for n, s in res.seconds.items()))
-    print(f"wrote {csv_path}")
+    print(f"wrote {csv_path} and {name}.json")
     if not args.no_plot:
         png_path = os.path.join(args.out_dir, f"{name}.png")
         plot_results(res, png_path)

@@ -396,6 +396,44 @@ def initial_masses(cfg: SimConfig) -> tuple[float, float]:
     return float(pi0[: cfg.n_correct].sum()), tau
 
 
+def write_json(result: SimResult, path: str | os.PathLike, wall_seconds: float | None = None) -> None:
+    """Write the run's configuration, per-N wall times and the summary table as JSON."""
+    import json
+    from dataclasses import asdict
+
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    meta = {
+        "config": asdict(result.config),
+        "seconds_per_n": {str(k): v for k, v in result.seconds.items()},
+        "wall_seconds": wall_seconds,
+        "torch_threads": torch.get_num_threads(),
+        "summary": summarise(result),
+    }
+    meta["config"]["group_sizes"] = list(result.config.group_sizes)
+    with open(path, "w") as f:
+        json.dump(meta, f, indent=1)
+
+
+def read_results(csv_path: str | os.PathLike, json_path: str | os.PathLike) -> SimResult:
+    """Rebuild a :class:`SimResult` from the CSV and JSON a run wrote (e.g. to re-plot)."""
+    import json
+
+    with open(json_path) as f:
+        meta = json.load(f)
+    c = meta["config"]
+    for key in ("group_sizes", "gammas", "seeds"):
+        c[key] = tuple(c[key])
+    res = SimResult(config=SimConfig(**c).validate())
+    with open(csv_path, newline="") as f:
+        for r in csv.DictReader(f):
+            res.records.append({"n": int(r["n"]), "gamma": float(r["gamma"]), "seed": int(r["seed"]),
+                                "step": int(r["step"]), "m_ret": float(r["m_ret"]),
+                                "correct_mass": float(r["correct_mass"]), "anchor_mass": float(r["anchor_mass"]),
+                                "active_fraction": float(r["active_fraction"])})
+    res.seconds = {int(k): float(v) for k, v in meta.get("seconds_per_n", {}).items()}
+    return res
+
+
 def write_csv(result: SimResult, path: str | os.PathLike) -> None:
     """Write every record (N, gamma, seed, step, M_ret, ...) to a CSV file."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
