@@ -142,10 +142,16 @@ def pass_at_k_matrix(n, c, kmax: int) -> np.ndarray:
     kmax = int(kmax)
     if kmax < 1 or kmax > int(n_.min()):
         raise ValueError(f"kmax must satisfy 1 <= kmax <= min(n) = {int(n_.min())}, got {kmax}")
-    out = np.empty((len(n_), kmax), dtype=np.float64)
+    # distinct (n, c) pairs share one row (at most n+1 of them however many problems)
+    pairs, inverse = np.unique(np.stack([n_, c_], axis=1), axis=0, return_inverse=True)
+    return _pairs_matrix(pairs, kmax)[inverse.ravel()]
+
+
+def _pairs_matrix(pairs: np.ndarray, kmax: int) -> np.ndarray:
+    out = np.empty((len(pairs), kmax), dtype=np.float64)
     rows = max(1, _CHUNK_ELEMS // kmax)
-    for s in range(0, len(n_), rows):
-        out[s : s + rows] = -np.expm1(_log_miss_table(n_[s : s + rows], c_[s : s + rows], kmax))
+    for s in range(0, len(pairs), rows):
+        out[s : s + rows] = -np.expm1(_log_miss_table(pairs[s : s + rows, 0], pairs[s : s + rows, 1], kmax))
     return out
 
 
@@ -187,8 +193,10 @@ def pass_at_k_curve(n, c, ks: Sequence[int] | None = None) -> PassAtKCurve:
     ks_arr = np.asarray(sorted(set(int(k) for k in ks)), dtype=np.int64)
     if ks_arr[0] < 1 or ks_arr[-1] > int(n_.min()):
         raise ValueError(f"every k must satisfy 1 <= k <= min(n) = {int(n_.min())}, got ks = {ks_arr.tolist()}")
-    mat = pass_at_k_matrix(n_, c_, int(ks_arr[-1]))
-    return PassAtKCurve(ks_arr, mat[:, ks_arr - 1].mean(axis=0))
+    _check_counts(n_, c_)
+    pairs, counts = np.unique(np.stack([n_, c_], axis=1), axis=0, return_counts=True)
+    mat = _pairs_matrix(pairs, int(ks_arr[-1]))[:, ks_arr - 1]
+    return PassAtKCurve(ks_arr, (counts[:, None] * mat).sum(axis=0) / counts.sum())
 
 
 def auc_at_k(n, c, K: int) -> float:
@@ -263,6 +271,14 @@ def _subsample_stat(n, c, m, ks, iterations, rng, chunk_elems):
             total += g * f[:, lo : lo + 1]
             continue
         cdf = _hypergeom_cdf(nn, cc, m)
+        vals = f[:, lo : hi + 1]
+        if np.all(vals[:, 1:] == vals[:, 1:2]):
+            # two-valued on the support (e.g. k = m: pass@m is 1 unless c' = 0): only
+            # the number of problems with c' > lo matters, which is Binomial(g, 1 - P(c' <= lo))
+            q = min(1.0, max(0.0, 1.0 - float(cdf[lo])))
+            hits = rng.binomial(g, q, size=iterations) if g >= 4 else (rng.random((iterations, g)) >= cdf[lo]).sum(axis=1)
+            total += g * vals[:, :1] + hits[None, :] * (vals[:, 1:2] - vals[:, :1])
+            continue
         rows = max(1, chunk_elems // (g * len(ks)))
         for s in range(0, iterations, rows):
             r = min(rows, iterations - s)
