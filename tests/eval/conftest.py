@@ -55,7 +55,7 @@ def write_eval_parquet(path: Path, problems: list[tuple[str, str, str]]) -> Path
     return path
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="session")
 def _one_torch_thread():
     """CPU tests share 2 cores with other jobs: intra-op threads only oversubscribe them (10x slower)."""
     import torch
@@ -67,12 +67,12 @@ def _one_torch_thread():
 
 
 @pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory) -> Path:
+def tiny_model(tmp_path_factory, _one_torch_thread) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)
 
 
 @pytest.fixture(scope="session")
-def tiny_model_b(tmp_path_factory) -> Path:
+def tiny_model_b(tmp_path_factory, _one_torch_thread) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny_b") / "model", seed=1)
 
 

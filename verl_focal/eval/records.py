@@ -13,14 +13,13 @@ verl's own validation dumps (``trainer.validation_data_dir/<step>.jsonl``, writt
 ``_write_generations``) hold ``input``, ``output``, ``gts``, ``score``, ``step``, the
 reward extras (``acc``, ``pred``, ...) and, in the v1 trainer, ``uid`` =
 ``"<prompt uid>_<session>_<index>"``.  :func:`from_verl_dump` maps them onto our
-fields (the problem id is the prompt uid, or the prompt text when there is no uid).
+fields; the problem id is the prompt text (verl's uids are random per validation pass).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,23 +95,17 @@ def is_verl_dump(rec: dict) -> bool:
     return VERL_DUMP_KEYS.issubset(rec) and "response" not in rec
 
 
-_DUMP_KEY = re.compile(r"^(?P<uid>.+)_(?P<session>\d+)_(?P<index>\d+)$")
-
-
 def from_verl_dump(rec: dict, default_data_source: str = "unknown") -> dict:
     """Map one verl validation-dump line onto our record fields.
 
-    ``uid`` is the prompt uid (the part before ``_<session>_<index>`` of verl's key),
-    or the prompt text when the dump has no uid (legacy trainer).  ``data_source`` comes
+    ``uid`` is ``"prompt:" + input`` -- verl's own uid is random per validation pass, so only
+    the prompt text pairs a problem across steps and runs (kept as ``verl_uid``).  ``data_source`` comes
     from the line if a reward extra carries it, else ``default_data_source``.
     Correctness is ``acc`` when present, else ``score > 0`` (see :func:`is_correct`).
     """
-    key = rec.get("uid")
-    if isinstance(key, str):
-        m = _DUMP_KEY.match(key)
-        uid = m.group("uid") if m else key
-    else:
-        uid = "prompt:" + str(rec.get("input", ""))
+    # verl draws a fresh uid per prompt in every validation pass, so the prompt text is the
+    # key that pairs a problem across steps and runs; verl's own key is kept as verl_uid.
+    uid = "prompt:" + str(rec.get("input", ""))
     out = {
         "uid": uid,
         "data_source": rec.get("data_source") or default_data_source,
@@ -121,6 +114,7 @@ def from_verl_dump(rec: dict, default_data_source: str = "unknown") -> dict:
         "ground_truth": rec.get("gts"),
         "score": rec.get("score"),
         "step": rec.get("step"),
+        "verl_uid": rec.get("uid"),
     }
     if "acc" in rec:
         out["acc"] = rec["acc"]

@@ -133,6 +133,8 @@ def build_report(
         raise ValueError(f"--baseline {baseline!r} is not one of the runs {runs}")
     if len(runs) > 1 and baseline is None:
         baseline = runs[0]
+    if baseline is not None:  # the baseline leads the table and the legend
+        runs = [baseline] + [r for r in runs if r != baseline]
     results: list[BenchResult] = []
     sig: list[SigRow] = []
     notes: list[str] = []
@@ -273,6 +275,7 @@ def plot_curves(report: Report, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     benches = report.benchmarks
     ncol = min(3, len(benches))
@@ -286,13 +289,16 @@ def plot_curves(report: Report, path: Path) -> None:
                 continue
             ks = sorted(r.curve)
             ys = [100 * r.curve[k] for k in ks]
-            col = colors[i % len(colors)]
-            ax.plot(ks, ys, marker="o", ms=3, color=col, label=run + (" (baseline)" if run == report.baseline else ""))
+            base = run == report.baseline
+            col = "black" if base else colors[i % len(colors)]
+            ax.plot(ks, ys, marker="o", ms=3, color=col, ls="--" if base else "-",
+                    label=run + (" (baseline)" if base else ""))
             sk = [k for k in ks if (s := report.sig(run, b, k)) is not None and s.significant]
             if sk:
                 ax.scatter(sk, [100 * r.curve[k] for k in sk], marker="*", s=110, color=col, zorder=5,
                            edgecolors="black", linewidths=0.5)
         ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_title(f"{b} ({report.domain(b)})", fontsize=10)
         ax.set_xlabel("k")
         ax.set_ylabel("pass@k (%)")
