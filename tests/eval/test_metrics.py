@@ -165,3 +165,22 @@ def test_import_is_light():
     code = "import sys, verl_focal.eval; bad=[m for m in ('torch','transformers','verl','scipy','matplotlib') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_subsampling_p_value_matches_exact_hypergeometric_law():
+    # One problem per run: D* = x_b/m - x_a/m with x ~ Hypergeom(n, c, m) independently.
+    # The exact P(D* <= 0) and P(D* >= 0) come from scipy's hypergeometric pmf (independent of our sampler).
+    from scipy.stats import hypergeom
+
+    n, m, ca, cb = 100, 20, 30, 60
+    xs = np.arange(m + 1)
+    pa = hypergeom(n, ca, m).pmf(xs)
+    pb = hypergeom(n, cb, m).pmf(xs)
+    joint = pa[:, None] * pb[None, :]  # [x_a, x_b]
+    le = joint[xs[:, None] >= xs[None, :]].sum()
+    ge = joint[xs[:, None] <= xs[None, :]].sum()
+    exact_p = min(1.0, 2 * min(le, ge))
+    r = paired_subsampling_test(n, [ca], n, [cb], ks=1, m=m, iterations=40000, seed=3)[0]
+    se = 2 * np.sqrt(exact_p / 2 * (1 - exact_p / 2) / 40000)
+    assert abs(r.p_value - exact_p) < 5 * se, (r.p_value, exact_p)
+    assert r.delta == pytest.approx((cb - ca) / n)

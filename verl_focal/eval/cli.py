@@ -137,15 +137,20 @@ def _run_files(path: Path, step: int | None) -> list[Path]:
     return files
 
 
-def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None) -> dict[str, list[Path]]:
-    """Run name -> its JSONL files, from ``--runs DIR`` entries and ``--run NAME=PATH`` options."""
+def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
+                  exclude: str | None = None) -> dict[str, list[Path]]:
+    """Run name -> its JSONL files, from ``--runs DIR`` entries and ``--run NAME=PATH`` options.
+
+    ``exclude`` (the output folder) is never taken for a run, so ``--out`` may sit inside ``--runs``.
+    """
     out: dict[str, list[Path]] = {}
+    skip = Path(exclude).resolve() if exclude else None
     if runs_dir:
         d = Path(runs_dir)
         if not d.is_dir():
             raise FileNotFoundError(f"--runs {d}: not a folder")
         for entry in sorted(d.iterdir()):
-            if entry.name.startswith(".") or entry.name.endswith(".meta.json"):
+            if entry.name.startswith(".") or entry.name.endswith(".meta.json") or entry.resolve() == skip:
                 continue
             if entry.is_file() and entry.suffix == ".jsonl":
                 out[entry.stem] = [entry]
@@ -245,7 +250,7 @@ def _cmd_generate(args) -> int:
 def _cmd_score(args) -> int:
     from verl_focal.eval.scoring import score_records
 
-    files = discover_runs(args.runs, args.run, args.step)
+    files = discover_runs(args.runs, args.run, args.step, exclude=args.out)
     scored_dir = Path(args.out) / "scored"
     scored_dir.mkdir(parents=True, exist_ok=True)
     runs, extra = {}, {"scoring": {}}
@@ -267,7 +272,7 @@ def _cmd_score(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    files = discover_runs(args.runs, args.run, args.step)
+    files = discover_runs(args.runs, args.run, args.step, exclude=args.out)
     runs, extra = {}, {"skipped_lines": {}}
     for name, fl in files.items():
         recs, skipped = load_run(fl, args.data_source)

@@ -236,55 +236,103 @@ class SignificanceResult:
     significant: bool
 
 
-def _hypergeom_cdf(n: int, c: int, m: int) -> np.ndarray:
-    """CDF over x = 0..m of the number of correct samples in m drawn without replacement
-    from n samples with c correct (hypergeometric law)."""
+def _hypergeom_pmfs(n: np.ndarray, c: np.ndarray, m: int) -> np.ndarray:
+    """Probabilities over x = 0..m (one row per (n, c)) of the number of correct samples
+    among m drawn without replacement from n samples with c correct (hypergeometric law)."""
     from scipy.special import gammaln  # lazy: keeps `import verl_focal.eval` light
 
-    x = np.arange(m + 1, dtype=np.float64)
-    lo, hi = max(0, m - (n - c)), min(c, m)
+    x = np.arange(m + 1, dtype=np.float64)[None, :]
+    nf = n.astype(np.float64)[:, None]
+    cf = c.astype(np.float64)[:, None]
+    inside = (x >= np.maximum(0, m - (nf - cf))) & (x <= np.minimum(cf, m))
     with np.errstate(invalid="ignore"):
         logp = (
-            gammaln(c + 1) - gammaln(x + 1) - gammaln(c - x + 1)
-            + gammaln(n - c + 1) - gammaln(m - x + 1) - gammaln(n - c - m + x + 1)
-            - (gammaln(n + 1) - gammaln(m + 1) - gammaln(n - m + 1))
+            gammaln(cf + 1) - gammaln(x + 1) - gammaln(cf - x + 1)
+            + gammaln(nf - cf + 1) - gammaln(m - x + 1) - gammaln(nf - cf - m + x + 1)
+            - (gammaln(nf + 1) - gammaln(m + 1) - gammaln(nf - m + 1))
         )
-    pmf = np.where((x >= lo) & (x <= hi), np.exp(logp), 0.0)
-    cdf = np.cumsum(pmf)
-    cdf /= cdf[-1]
-    cdf[hi:] = 1.0
-    return cdf
+    pmf = np.where(inside, np.exp(np.where(inside, logp, 0.0)), 0.0)
+    return pmf / pmf.sum(axis=1, keepdims=True)
+
+
+def _alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Walker/Vose alias table for sampling index j with probability p[j] in O(1)."""
+    w = len(p)
+    scaled = (p * w).tolist()
+    prob = np.ones(w)
+    alias = np.arange(w)
+    small = [i for i, v in enumerate(scaled) if v < 1.0]
+    large = [i for i, v in enumerate(scaled) if v >= 1.0]
+    while small and large:
+        a, b = small.pop(), large.pop()
+        prob[a], alias[a] = scaled[a], b
+        scaled[b] += scaled[a] - 1.0
+        (small if scaled[b] < 1.0 else large).append(b)
+    return prob, alias  # leftovers (rounding) keep prob 1 and alias to themselves
 
 
 def _subsample_stat(n, c, m, ks, iterations, rng, chunk_elems):
     """Per-iteration mean over problems of pass@k(m, c') with c' ~ Hypergeom(n, c, m).
 
-    Returns an array (len(ks), iterations).  Problems sharing (n, c) are drawn together
-    by inverse-CDF sampling; problems whose c' is certain are added as constants.
+    Returns an array (len(ks), iterations).  Problems sharing (n, c) form one group:
+    groups whose c' is certain add a constant; groups on which pass@k takes two values
+    only (always the case for k = m) draw one binomial count; the others draw c' with an
+    alias table (O(1) per draw), and the draws of an iteration chunk are histogrammed
+    over c' = 0..m once, so the cost does not grow with the number of k.
     """
     f = pass_at_k_matrix(np.full(m + 1, m), np.arange(m + 1), int(max(ks)))[:, np.asarray(ks) - 1].T  # (K, m+1)
     total = np.zeros((len(ks), iterations), dtype=np.float64)
     pairs, counts = np.unique(np.stack([n, c], axis=1), axis=0, return_counts=True)
-    for (nn, cc), g in zip(pairs.tolist(), counts.tolist()):
-        lo, hi = max(0, m - (nn - cc)), min(cc, m)
-        if lo == hi:  # deterministic subsample count
-            total += g * f[:, lo : lo + 1]
+    lo = np.maximum(0, m - (pairs[:, 0] - pairs[:, 1]))
+    hi = np.minimum(pairs[:, 1], m)
+    pmfs = _hypergeom_pmfs(pairs[:, 0], pairs[:, 1], m)
+    general = []
+    for i, g in enumerate(counts.tolist()):
+        a, b = int(lo[i]), int(hi[i])
+        if a == b:  # deterministic subsample count
+            total += g * f[:, a : a + 1]
             continue
-        cdf = _hypergeom_cdf(nn, cc, m)
-        vals = f[:, lo : hi + 1]
+        vals = f[:, a : b + 1]
         if np.all(vals[:, 1:] == vals[:, 1:2]):
-            # two-valued on the support (e.g. k = m: pass@m is 1 unless c' = 0): only
-            # the number of problems with c' > lo matters, which is Binomial(g, 1 - P(c' <= lo))
-            q = min(1.0, max(0.0, 1.0 - float(cdf[lo])))
-            hits = rng.binomial(g, q, size=iterations) if g >= 4 else (rng.random((iterations, g)) >= cdf[lo]).sum(axis=1)
+            # two-valued on the support: only the number of problems with c' > lo matters,
+            # which is Binomial(g, 1 - P(c' <= lo))
+            q = min(1.0, max(0.0, 1.0 - float(pmfs[i, a])))
+            hits = rng.binomial(g, q, size=iterations) if g >= 4 else (rng.random((iterations, g)) < q).sum(axis=1)
             total += g * vals[:, :1] + hits[None, :] * (vals[:, 1:2] - vals[:, :1])
             continue
-        rows = max(1, chunk_elems // (g * len(ks)))
+        general.append(i)
+    if general:
+        width = m + 1
+        draws = int(sum(counts[i] for i in general))
+        # Alias tables over each group's support, flattened so one vectorised pass draws every
+        # problem of an iteration chunk: one uniform per draw, whose integer part picks a column
+        # and whose fraction accepts it or takes its alias.  Support points with probability
+        # below 1e-18 (invisible next to the Monte-Carlo error) are left out of the tables.
+        cols_a, cols_w, cols_off, probs, aliases = [], [], [], [], []
+        off = 0
+        for i in general:
+            support = np.flatnonzero(pmfs[i] > 1e-18)
+            a, b = int(support[0]), int(support[-1])
+            prob, alias = _alias_table(pmfs[i, a : b + 1] / pmfs[i, a : b + 1].sum())
+            g = int(counts[i])
+            cols_a.append(np.full(g, a))
+            cols_w.append(np.full(g, b - a + 1))
+            cols_off.append(np.full(g, off))
+            probs.append(prob)
+            aliases.append(alias)
+            off += b - a + 1
+        col_a, col_w, col_off = (np.concatenate(v)[None, :] for v in (cols_a, cols_w, cols_off))
+        prob_flat, alias_flat = np.concatenate(probs), np.concatenate(aliases)
+        rows = max(1, min(iterations, chunk_elems // max(draws, width)))
         for s in range(0, iterations, rows):
             r = min(rows, iterations - s)
-            u = rng.random((r, g))
-            x = np.minimum(np.searchsorted(cdf, u, side="right"), hi)
-            total[:, s : s + r] += f[:, x].sum(axis=2)
+            t = rng.random((r, draws)) * col_w
+            j = np.minimum(t.astype(np.int64), col_w - 1)
+            idx = j + col_off
+            xs = np.where(t - j < prob_flat[idx], j, alias_flat[idx]) + col_a
+            xs += (np.arange(r) * width)[:, None]
+            hist = np.bincount(xs.ravel(), minlength=r * width).reshape(r, width)
+            total[:, s : s + r] += f @ hist.T
     return total / len(n)
 
 
@@ -314,7 +362,7 @@ def paired_subsampling_test(
 
     Because the subsample estimate is noisier than the n-sample one, this is
     conservative for m < n.  Paper setting: n = 1024, m = 256, 50,000 iterations,
-    alpha = 0.05.  Vectorised (inverse-CDF sampling per distinct (n, c)) and
+    alpha = 0.05.  Vectorised (alias-table sampling per distinct (n, c)) and
     deterministic for a given ``seed``.  Returns one :class:`SignificanceResult` per k
     (each k must be <= m).
     """
