@@ -149,6 +149,7 @@ def test_batch_cluster_ids_are_local_to_groups():
         (dict(alpha=-0.1), "alpha"),
         (dict(alpha=float("nan")), "alpha"),
         (dict(clip=(1.2, 3.0)), "clip"),
+        (dict(clip=(-0.1, 3.0)), "clip"),
         (dict(clip=(0.3, 0.9)), "clip"),
         (dict(clip="x"), "clip"),
         (dict(floor_mode="min"), "floor_mode"),

@@ -46,8 +46,8 @@ def validate_credit_args(alpha: float, clip, floor_mode: str, floor: float, pref
             lo, hi = (float(x) for x in clip)
         except (TypeError, ValueError):
             raise ValueError(f"{prefix}clip={clip!r}: give a pair [min, max] such as [0.3, 3.0], or null for no clipping") from None
-        if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= 1 <= hi):
-            raise ValueError(f"{prefix}clip={clip!r}: need 0 < min <= 1 <= max (finite), e.g. [0.3, 3.0]")
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo <= 1 <= hi):
+            raise ValueError(f"{prefix}clip={clip!r}: need 0 <= min <= 1 <= max (finite), e.g. [0.3, 3.0]")
     if floor_mode not in FLOOR_MODES:
         raise ValueError(f"{prefix}floor_mode={floor_mode!r}: choose one of {list(FLOOR_MODES)}")
     if not isinstance(floor, (int, float)) or isinstance(floor, bool) or not math.isfinite(floor) or floor <= 0:
