@@ -24,15 +24,28 @@ def _mixed_texts(n=60, seed=0):
     return ["".join(rng.choice(lines) + rng.choice(seps) for _ in range(rng.randint(1, 40))) for _ in range(n)]
 
 
+TEXTS = [s for c in CAT.cues for s in c.positive + c.negative] + cue_corpus.all_texts() + _mixed_texts()
+
+
 @needs_hs
-def test_backends_agree_on_examples_corpus_and_mixtures():
-    rx, hs = Extractor(CAT, backend="regex"), Extractor(CAT, backend="hyperscan")
-    texts = [s for c in CAT.cues for s in c.positive + c.negative] + cue_corpus.all_texts() + _mixed_texts()
-    for t in texts:
+@pytest.mark.parametrize("include_generic", [False, True])
+def test_backends_agree_on_examples_corpus_and_mixtures(include_generic):
+    rx = Extractor(CAT, backend="regex", include_generic=include_generic)
+    hs = Extractor(CAT, backend="hyperscan", include_generic=include_generic)
+    for t in TEXTS:
         assert rx.step_labels(t) == hs.step_labels(t), t
         assert rx.sequence(t) == hs.sequence(t), t
     # the comparison is not vacuous
-    assert sum(bool(rx.sequence(t)) for t in texts) > len(texts) // 2
+    assert sum(bool(rx.sequence(t)) for t in TEXTS) > len(TEXTS) // 2
+
+
+def test_skipping_generic_cues_never_changes_a_sequence():
+    full = Extractor(CAT, backend="regex", include_generic=True)
+    fast = Extractor(CAT, backend="regex")
+    assert not fast.include_generic  # math_v1's generic cues rank below every specific one
+    assert any("gen" in full.step_labels(t) or "frc" in full.step_labels(t) for t in TEXTS)
+    for t in TEXTS:
+        assert fast.sequence(t) == full.sequence(t), t
 
 
 def test_auto_falls_back_to_regex_without_hyperscan(monkeypatch):
@@ -62,5 +75,5 @@ def test_signature_never_raises_on_non_text():
     assert signature(None) == "math_v1:!error"  # type: ignore[arg-type]
 
 
-def test_normalise_collapses_boundaries():
-    assert engine.normalise("a.  b\r\n\n  c! d\te") == b"a.\nb\nc!\nd\te"
+def test_normalise_ends_steps_at_lines_and_sentences():
+    assert engine.normalise("a.  b\r\n\n  c! d\te? f.g") == b"a.\n b\r\n\n  c!\nd\te?\nf.g"

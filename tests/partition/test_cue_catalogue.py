@@ -34,7 +34,7 @@ def test_math_v1_shape():
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_positive_matches_and_every_negative_does_not(backend):
-    ex = Extractor(CAT, backend=backend)
+    ex = Extractor(CAT, backend=backend, include_generic=True)
     assert ex.backend == backend
     failures = []
     for c in CAT.cues:
