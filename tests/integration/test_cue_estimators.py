@@ -31,19 +31,9 @@ from verl_focal.integration.estimators_cue import prepare_cue  # noqa: E402
 from verl_focal.integration.registration import get_spec  # noqa: E402
 from verl_focal.partition.cues import signature  # noqa: E402
 
-WRONG = ["I guess the answer is 7.", "Trying random values, the answer is 3."]
 L = 6
-
-
-def corpus_batch():
-    """rows: (uid, text, correct, method); plus one padding row at the end."""
-    rows = []
-    for p in cue_corpus.PROBLEMS:
-        texts, methods = cue_corpus.group(p["id"])
-        rows += [(p["id"], t, 1.0, m) for t, m in zip(texts, methods)]
-        rows += [(p["id"], w, 0.0, None) for w in WRONG]
-    rows.append(("pad", "", 0.0, None))
-    return rows
+corpus_batch = cue_corpus.batch_rows
+expected = cue_corpus.reference_advantages
 
 
 def to_dataproto(rows, with_sig=True, with_acc=True):
@@ -64,31 +54,6 @@ def to_dataproto(rows, with_sig=True, with_acc=True):
 
 def algo(**cue):
     return OmegaConf.create({"adv_estimator": "cue_grpo", "norm_adv_by_std_in_grpo": True, "cue": cue})
-
-
-def expected(rows, alpha=0.8, clip=(0.3, 3.0), gamma=None, eps=1e-6):
-    """Independent GRPO advantage times the credit rule over the corpus methods."""
-    out = np.zeros(len(rows))
-    for uid in dict.fromkeys(r[0] for r in rows):
-        idx = [i for i, r in enumerate(rows) if r[0] == uid]
-        if uid == "pad":
-            continue
-        R = np.array([rows[i][2] for i in idx])
-        A = (R - R.mean()) / (R.std(ddof=1) + eps)
-        pos = [k for k, i in enumerate(idx) if rows[i][2] > 0.5]
-        meth = [rows[idx[k]][3] for k in pos]
-        size = {m: meth.count(m) for m in meth}
-        u = [size[m] ** -alpha for m in meth]
-        w = [len(meth) * x / sum(u) for x in u]
-        if clip is not None:
-            w = [min(max(x, clip[0]), clip[1]) for x in w]
-            w = [x * len(w) / sum(w) for x in w]
-        g = 1.0 if gamma is None else (1 - len(pos) / len(idx)) ** gamma
-        for k, i in enumerate(idx):
-            out[i] = A[k] * g
-        for k, wk in zip(pos, w):
-            out[idx[k]] *= wk
-    return out
 
 
 def run(data, config, estimator="cue_grpo", ctx=None):

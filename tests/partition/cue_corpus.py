@@ -2,8 +2,11 @@ r"""A small realistic corpus of competition-maths solutions, written for verl-fo
 
 Each problem is solved by two or three *methods*; each method is written two or three
 times in different words (paraphrases).  A good strategy partition puts paraphrases
-of one method together and different methods apart.  Plain data, no verl import.
+of one method together and different methods apart.  Plain data (and a numpy
+reference for the estimator tests), no verl import.
 """
+
+import numpy as np
 
 PROBLEMS = [
     {
@@ -182,3 +185,46 @@ def group(problem_id):
 
 def all_texts():
     return [t for p in PROBLEMS for paras in p["methods"].values() for t in paras]
+
+
+# --------------------------------------------------------------------------- batches for estimator tests
+WRONG = ["I guess the answer is 7.", "Trying random values, the answer is 3."]
+
+
+def batch_rows():
+    """rows: (uid, text, correct, method); plus one padding row at the end."""
+    rows = []
+    for p in PROBLEMS:
+        texts, methods = group(p["id"])
+        rows += [(p["id"], t, 1.0, m) for t, m in zip(texts, methods)]
+        rows += [(p["id"], w, 0.0, None) for w in WRONG]
+    rows.append(("pad", "", 0.0, None))
+    return rows
+
+
+def reference_advantages(rows, alpha=0.8, clip=(0.3, 3.0), gamma=None, eps=1e-6):
+    """Independent GRPO advantage (× focal weight when gamma is given) times the credit rule,
+    with the corpus methods as the clusters, by loops over the formula (methods.md §1, §2, §5)."""
+    out = np.zeros(len(rows))
+    for uid in dict.fromkeys(r[0] for r in rows):
+        idx = [i for i, r in enumerate(rows) if r[0] == uid]
+        if uid == "pad":
+            continue
+        R = np.array([rows[i][2] for i in idx])
+        A = (R - R.mean()) / (R.std(ddof=1) + eps)
+        pos = [k for k, i in enumerate(idx) if rows[i][2] > 0.5]
+        meth = [rows[idx[k]][3] for k in pos]
+        size = {m: meth.count(m) for m in meth}
+        u = [size[m] ** -alpha for m in meth]
+        w = [len(meth) * x / sum(u) for x in u]
+        if clip is not None:
+            w = [min(max(x, clip[0]), clip[1]) for x in w]
+            w = [x * len(w) / sum(w) for x in w]
+        g = 1.0 if gamma is None else (1 - len(pos) / len(idx)) ** gamma
+        for k, i in enumerate(idx):
+            out[i] = A[k] * g
+        for k, wk in zip(pos, w):
+            out[idx[k]] *= wk
+    return out
+
+
