@@ -133,11 +133,20 @@ def _handler(judge: ScriptedJudge):
     return Handler
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)  # a client that gave up is expected here
+
+
 @pytest.fixture
 def judge_server():
     judge = ScriptedJudge()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(judge))
-    server.daemon_threads = True
+    server = _QuietServer(("127.0.0.1", 0), _handler(judge))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     judge.server = server

@@ -136,6 +136,7 @@ def test_prompt_is_bounded_and_numbered():
 def test_defaults_validate_once_model_is_set():
     c = coerce_judge_config({"model": "m"})
     assert c.fallback == "strategy_cue" and c.api_key_env == "" and c.prompt_version == "v1"
+    assert c == coerce_judge_config(None, model="m") == coerce_judge_config(c)
 
 
 @pytest.mark.parametrize(
@@ -144,14 +145,16 @@ def test_defaults_validate_once_model_is_set():
         ("base_url", "localhost:8000", "API root"),
         ("model", "", "served model name"),
         ("api_key_env", "sk-abc/def+123", "NAME of an environment variable"),
-        ("timeout_s", 0, "positive"),
-        ("max_retries", -1, "integer >= 0"),
-        ("max_concurrency", 0, "integer >= 1"),
-        ("max_chars_per_solution", 10, "integer >= 64"),
-        ("prompt_version", "v9", "choose one of"),
+        ("timeout_s", 0, "must be > 0.0"),
+        ("max_retries", -1, "must be >= 0"),
+        ("max_retries", 1.5, "must be an integer"),
+        ("max_concurrency", 0, "must be >= 1"),
+        ("max_chars_per_solution", 10, "must be >= 64"),
+        ("prompt_version", "v9", "is not one of ['v1']"),
         ("fallback", "judge", "must not be the judge"),
-        ("max_repair_fraction", 1.5, "fraction"),
-        ("step_deadline_s", -1, "positive"),
+        ("max_repair_fraction", 1.5, "must be <= 1.0"),
+        ("step_deadline_s", -1, "must be >= 0.0"),
+        ("json_mode", "yes", "must be true or false"),
     ],
 )
 def test_bad_values_name_key_and_fix(key, value, fix):
@@ -163,6 +166,39 @@ def test_bad_values_name_key_and_fix(key, value, fix):
         assert value not in msg  # something that looks like a key is never echoed
 
 
+def test_prompt_versions_match_schema_choices():
+    from verl_focal.partition.judge.prompt import PROMPT_VERSIONS
+
+    (f,) = [f for f in dataclasses.fields(JudgeConfig) if f.name == "prompt_version"]
+    assert set(f.metadata["choices"]) == set(PROMPT_VERSIONS)
+
+
+def test_yaml_section_equals_schema_defaults():
+    import yaml
+    from pathlib import Path
+
+    import verl_focal.config as config_pkg
+
+    text = (Path(config_pkg.__file__).parent / "focal_trainer.yaml").read_text()
+    judge = yaml.safe_load(text)["algorithm"]["cue"]["judge"]
+    assert judge == dataclasses.asdict(JudgeConfig())
+
+
+def test_schema_validates_judge_section_in_algorithm_config():
+    from verl_focal.config.schema import validate_algorithm_config
+
+    out = validate_algorithm_config({"cue": {"judge": {"model": "m", "max_retries": 0}}})
+    assert out["cue"].judge.model == "m" and out["cue"].judge.max_retries == 0
+    with pytest.raises(ValueError, match=r"algorithm\.cue\.judge\.fallback='judge'"):
+        validate_algorithm_config({"cue": {"judge": {"fallback": "judge"}}})
+
+
+def test_derived_deadline():
+    c = coerce_judge_config({"model": "m", "timeout_s": 2.0, "max_retries": 3, "max_backoff_s": 1.5})
+    assert c.derived_deadline_s() == 4 * 2.0 + 3 * 1.5 + 1.0
+    assert coerce_judge_config({"model": "m", "step_deadline_s": 7.0}).derived_deadline_s() == 7.0
+
+
 def test_unknown_key_is_an_error():
     with pytest.raises(ValueError, match=r"algorithm\.cue\.judge\.modle"):
         coerce_judge_config({"modle": "m"})
@@ -171,9 +207,9 @@ def test_unknown_key_is_an_error():
 def test_omegaconf_section_accepted():
     from omegaconf import OmegaConf
 
-    node = OmegaConf.create({"model": "m", "timeout_s": 3, "fallback_kwargs": None})
+    node = OmegaConf.create({"model": "m", "timeout_s": 3, "fallback_kwargs": None, "cache_dir": None})
     c = coerce_judge_config(node)
-    assert c.timeout_s == 3 and c.fallback_kwargs == {}
+    assert c.timeout_s == 3.0 and c.fallback_kwargs == {} and c.cache_dir == ""
     assert dataclasses.asdict(coerce_judge_config(c)) == dataclasses.asdict(c)
 
 

@@ -209,7 +209,8 @@ def test_submit_is_non_blocking(judge_server):
         h = p.submit_groups([("[[nb]]", ["a", "b"])])
         assert time.perf_counter() - t_submit < 0.2
         assert not h.done()
-        time.sleep(0.6)  # the caller works meanwhile (e.g. old log-probs)
+        while not h.done() and time.perf_counter() - t_submit < 10:
+            time.sleep(0.05)  # the caller works meanwhile (e.g. old log-probs)
         assert h.done()
         t_result = time.perf_counter()
         assert h.result() == [[0, 1]]
@@ -307,3 +308,26 @@ def test_broken_fallback_gives_one_cluster(closed_port_url):
     m = p.pop_metrics()
     p.close()
     assert m["judge/fallback_errors"] == 1 and fallback_counts(m) == {"connect": 1}
+
+
+def test_from_cue_config_and_shared_instance(judge_server):
+    from verl_focal.config.schema import validate_algorithm_config
+    from verl_focal.partition.judge import shared_judge
+    from verl_focal.partition.judge.partitioner import _judge_config_from_cue
+
+    judge = {"base_url": judge_server.base_url, "model": "judge-model", "fallback": "singleton"}
+    cue = validate_algorithm_config({"cue": {"partitioner": "judge", "epsilon": 0.4, "judge": judge}})["cue"]
+    a, b = shared_judge(cue), shared_judge(cue)
+    assert a is b and a.config.fallback_kwargs == {}
+    judge_server.script("sh", ("json", GOOD))
+    assert a.partition(SOLS, "[[sh]]") == [0, 1, 0]
+    assert b.partition(SOLS, "[[sh]]") == [0, 1, 0]  # same cache
+    assert len(judge_server.requests_for("sh")) == 1
+    a.close()
+    # strategy_cue fallback inherits the section's own cue settings
+    cfg = _judge_config_from_cue({"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6,
+                                  "judge": {**judge, "fallback": "strategy_cue"}})
+    assert cfg.fallback_kwargs == {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6}
+    cfg = _judge_config_from_cue({"epsilon": 0.4, "judge": {**judge, "fallback": "strategy_cue",
+                                                             "fallback_kwargs": {"rho": 1.0}}})
+    assert cfg.fallback_kwargs == {"rho": 1.0}  # explicit kwargs win

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
+import json
 import os
 import threading
 import time
@@ -33,7 +35,7 @@ from verl_focal.partition.judge.config import JudgeConfig, coerce_judge_config
 from verl_focal.partition.judge.parsing import JudgeReplyError, parse_reply
 from verl_focal.partition.judge.prompt import build_messages
 
-__all__ = ["JudgePartitioner", "JudgeHandle", "GroupOutcome", "FALLBACK_REASONS"]
+__all__ = ["JudgePartitioner", "JudgeHandle", "GroupOutcome", "FALLBACK_REASONS", "shared_judge"]
 
 # Every reason a group can fall back for; all are reported (zeros included) so metric keys are stable.
 FALLBACK_REASONS = (
@@ -199,6 +201,7 @@ class JudgePartitioner(Partitioner):
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         self.config: JudgeConfig = coerce_judge_config(config, **overrides)
         c = self.config
+        self.name = "judge"
         api_key = None
         if c.api_key_env:
             api_key = os.environ.get(c.api_key_env)
@@ -219,6 +222,16 @@ class JudgePartitioner(Partitioner):
         c = self.config
         return (f"JudgePartitioner(base_url={c.base_url!r}, model={c.model!r}, api_key_env={c.api_key_env!r}, "
                 f"fallback={c.fallback!r})")
+
+    @classmethod
+    def from_cue_config(cls, cue: Any, **overrides: Any) -> "JudgePartitioner":
+        """Build from the whole ``algorithm.cue`` section (a CueConfig, mapping or OmegaConf node).
+
+        Uses ``cue.judge``; when the fallback is ``strategy_cue`` and ``judge.fallback_kwargs`` is
+        empty, the fallback gets the section's own ``cue_set``, ``epsilon`` and ``rho`` so that a
+        failed group is partitioned exactly as ``partitioner=strategy_cue`` would.
+        """
+        return cls(_judge_config_from_cue(cue, **overrides))
 
     # ----------------------------------------------------------------- public API
     def partition(self, texts: list[str], problem: str | None = None) -> list[int]:
@@ -386,3 +399,38 @@ class JudgePartitioner(Partitioner):
         with self._mlock:
             self._m["wall_s"] += wall_s
             self._m["wait_s"] += wait_s
+
+
+def _get(section: Any, key: str) -> Any:
+    if section is None:
+        return None
+    if isinstance(section, dict) or hasattr(section, "get") and not dataclasses.is_dataclass(section):
+        return section.get(key, None)
+    return getattr(section, key, None)
+
+
+_SHARED: dict[str, JudgePartitioner] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_judge(cue: Any) -> JudgePartitioner:
+    """One long-lived :class:`JudgePartitioner` per distinct ``algorithm.cue`` judge setting.
+
+    Estimators are stateless and a ``prepare`` step runs every training step; building the judge
+    anew each time would drop its cache, connection pool and loop thread.  This returns the same
+    instance for the same settings (keyed by their canonical JSON).
+    """
+    cfg = _judge_config_from_cue(cue)
+    key = json.dumps(dataclasses.asdict(cfg), sort_keys=True, default=str)
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = JudgePartitioner(cfg)
+        return _SHARED[key]
+
+
+def _judge_config_from_cue(cue: Any, **overrides: Any) -> JudgeConfig:
+    judge_cfg = coerce_judge_config(_get(cue, "judge"), **overrides)
+    if judge_cfg.fallback == "strategy_cue" and not judge_cfg.fallback_kwargs:
+        kw = {k: _get(cue, k) for k in ("cue_set", "epsilon", "rho") if _get(cue, k) is not None}
+        judge_cfg = dataclasses.replace(judge_cfg, fallback_kwargs=kw)
+    return judge_cfg
