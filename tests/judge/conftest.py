@@ -135,6 +135,7 @@ def _handler(judge: ScriptedJudge):
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 64  # the default backlog of 5 would refuse bursts of concurrent connections
 
     def handle_error(self, request, client_address) -> None:
         import sys
