@@ -296,3 +296,13 @@ def test_docs_config_table_matches_schema():
     assert table.strip().splitlines()[2:] == list(_rows(JudgeConfig, "algorithm.cue.judge")), (
         "docs/judge.md's config table is stale: regenerate it from verl_focal.config.schema"
     )
+
+
+def test_judge_package_does_not_import_verl():
+    import subprocess
+    import sys
+
+    code = ("import sys, verl_focal.partition.judge, verl_focal.partition.agreement; "
+            "from verl_focal.partition import get_partitioner; get_partitioner('judge', model='m', fallback='single'); "
+            "bad = [m for m in sys.modules if m == 'verl' or m.startswith('verl.')]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
