@@ -252,7 +252,10 @@ def test_identical_groups_share_one_request(judge_server):
 
 def test_step_deadline(judge_server):
     judge_server.script("late", ("sleep", 2.0, ("json", GOOD)))
+    judge_server.script("warm", ("json", GOOD))
     with make(judge_server, timeout_s=5.0, step_deadline_s=0.3) as p:
+        p.partition(SOLS, "[[warm]]")  # the first call builds the HTTP client (~0.2 s here)
+        p.pop_metrics()
         t = time.perf_counter()
         assert p.partition(SOLS, "[[late]]") == [0, 1, 2]
         assert time.perf_counter() - t < 1.0
@@ -331,3 +334,39 @@ def test_from_cue_config_and_shared_instance(judge_server):
     cfg = _judge_config_from_cue({"epsilon": 0.4, "judge": {**judge, "fallback": "strategy_cue",
                                                              "fallback_kwargs": {"rho": 1.0}}})
     assert cfg.fallback_kwargs == {"rho": 1.0}  # explicit kwargs win
+
+
+def test_prefetch_then_prepare_joins_the_request(judge_server):
+    judge_server.script("pf", ("sleep", 0.4, ("json", GOOD)))
+    with make(judge_server) as p:
+        p.prefetch([("[[pf]]", SOLS)])  # e.g. when the step's rewards are known
+        t = time.perf_counter()
+        assert p.partition_groups([("[[pf]]", SOLS)]) == [[0, 1, 0]]  # later, at advantage time
+        blocked = time.perf_counter() - t
+        m = p.pop_metrics()
+    assert len(judge_server.requests_for("pf")) == 1
+    assert m["judge/inflight_joins"] == 1 and m["judge/requests"] == 1 and m["judge/fallback_rate"] == 0
+    assert blocked < 0.4 + 0.3  # did not start a second 0.4 s request after joining
+
+
+def test_shared_request_survives_one_holders_deadline(judge_server):
+    judge_server.script("sh2", ("sleep", 0.5, ("json", GOOD)))
+    with make(judge_server) as p:
+        a = p.submit_groups([("[[sh2]]", SOLS)])
+        b = p.submit_groups([("[[sh2]]", SOLS)])
+        assert a.result(timeout=0.05) == [[0, 1, 2]]  # a gives up: deadline fallback (singleton)
+        assert a.outcomes()[0].reason == "deadline"
+        assert b.result() == [[0, 1, 0]]  # b still gets the judge's answer: a did not cancel it
+        m = p.pop_metrics()
+    assert len(judge_server.requests_for("sh2")) == 1
+    assert m["judge/requests"] == 1 and m["judge/groups"] == 2 and m["judge/fallback/deadline"] == 1
+
+
+def test_last_holder_cancels_an_unfinished_request(judge_server):
+    judge_server.script("cx", ("sleep", 1.0, ("json", GOOD)))
+    with make(judge_server) as p:
+        h = p.submit_groups([("[[cx]]", SOLS)])
+        assert h.result(timeout=0.05) == [[0, 1, 2]]
+        req = h._requests[next(iter(h._requests))]
+        assert req.future.cancelled() or req.future.done()
+        assert p._inflight == {}

@@ -11,7 +11,9 @@ Overlap: :meth:`JudgePartitioner.submit_groups` returns at once with a
 :class:`JudgeHandle`; the requests run on a background event loop while the
 caller does other work (e.g. the old-log-prob pass), and
 :meth:`JudgeHandle.result` collects them.  :meth:`partition_groups` is
-``submit_groups(groups).result()``.
+``submit_groups(groups).result()``.  A group submitted again while its request
+is still in flight joins that request (:meth:`JudgePartitioner.prefetch` relies
+on this: fire early, and the unchanged ``prepare`` step later joins or hits the cache).
 """
 
 from __future__ import annotations
@@ -70,6 +72,17 @@ class _Pending:
     detail: str = ""
 
 
+@dataclass
+class _Request:
+    """One network call, possibly shared by several handles (identical groups submitted again
+    while the first request is still in flight join it instead of sending another)."""
+
+    future: concurrent.futures.Future
+    stats: CallStats
+    holders: int = 1
+    recorded: bool = False
+
+
 class _LoopThread:
     """A daemon thread running one asyncio loop for the partitioner's requests."""
 
@@ -106,8 +119,8 @@ class JudgeHandle:
         self._t0 = time.perf_counter()
         self._deadline = self._t0 + owner.config.derived_deadline_s()
         self._outcomes: list[GroupOutcome | None] = [None] * len(groups)
-        self._futures: dict[str, concurrent.futures.Future] = {}
-        self._stats: dict[str, CallStats] = {}
+        self._requests: dict[str, _Request] = {}
+        self._joins = 0
         self._t_last = self._t0  # when the last request finished
         self._future_of: list[str | None] = [None] * len(groups)
         self._cache_hits = 0
@@ -121,7 +134,7 @@ class JudgeHandle:
 
     def done(self) -> bool:
         """True when every request has finished (``result`` will not block)."""
-        return all(f.done() for f in self._futures.values())
+        return all(r.future.done() for r in self._requests.values())
 
     def result(self, timeout: float | None = None) -> list[list[int]]:
         """One label list per group, in order.  Waits at most until the step deadline
@@ -148,26 +161,29 @@ class JudgeHandle:
     def _collect(self, timeout: float | None) -> list[list[int]]:
         owner = self._owner
         end = self._t0
-        if self._futures:
+        if self._requests:
             remaining = max(0.0, self._deadline - time.perf_counter())
             if timeout is not None:
                 remaining = min(remaining, timeout)
-            _, not_done = concurrent.futures.wait(list(self._futures.values()), timeout=remaining)
+            _, not_done = concurrent.futures.wait([r.future for r in self._requests.values()], timeout=remaining)
             end = time.perf_counter() if not_done else self._t_last
         pending: dict[str, _Pending] = {}
-        for key, fut in self._futures.items():
-            if fut.done() and not fut.cancelled():
+        for key, req in self._requests.items():
+            fut = req.future
+            finished = fut.done() and not fut.cancelled()
+            if finished:
                 try:
                     pending[key] = fut.result()
                 except Exception as e:  # noqa: BLE001 - _judge_one catches everything; belt and braces
-                    pending[key] = _Pending(None, [], "internal", 0.0, self._stats[key], detail=repr(e))
+                    pending[key] = _Pending(None, [], "internal", 0.0, req.stats, detail=repr(e))
             else:
-                fut.cancel()
-                pending[key] = _Pending(None, [], "deadline", time.perf_counter() - self._t0, self._stats[key],
+                pending[key] = _Pending(None, [], "deadline", time.perf_counter() - self._t0, req.stats,
                                         detail="no answer before the step deadline")
-        # Stats of a request shared by identical groups are counted once.
-        for p in pending.values():
-            owner._record_call(p)
+            last = owner._release(req)  # the last holder of an unfinished request cancels it
+            # A request's HTTP stats are counted once: by the first handle that sees it finished,
+            # or by the handle that cancels it; never while another holder still waits on it.
+            if (finished or last) and owner._claim(req):
+                owner._record_call(pending[key])
         failed: list[int] = []
         for i, key in enumerate(self._future_of):
             if key is None:
@@ -184,7 +200,7 @@ class JudgeHandle:
             for i, lab in zip(failed, labels):
                 self._outcomes[i].labels = lab  # type: ignore[union-attr]
         self.wall_s = max(0.0, end - self._t0) + (time.perf_counter() - t_fb)
-        owner._record_outcomes(self._outcomes, self._cache_hits)  # type: ignore[arg-type]
+        owner._record_outcomes(self._outcomes, self._cache_hits, self._joins)  # type: ignore[arg-type]
         return [o.labels for o in self._outcomes]  # type: ignore[union-attr]
 
 
@@ -215,6 +231,8 @@ class JudgePartitioner(Partitioner):
         self._cache = PartitionCache(c.cache_max_entries, c.cache_dir)
         self._loop: _LoopThread | None = None
         self._loop_lock = threading.Lock()
+        self._inflight: dict[str, _Request] = {}
+        self._inflight_lock = threading.Lock()
         self._mlock = threading.Lock()
         self._reset_metrics()
 
@@ -264,19 +282,28 @@ class JudgePartitioner(Partitioner):
                                                        list(hit.get("names", [])))
                     continue
                 handle._future_of[i] = key
-                if key not in handle._futures:
-                    stats = handle._stats[key] = CallStats()
-                    fut = self._loop_thread().submit(self._judge_one(problem, texts, key, stats))
-                    fut.add_done_callback(handle._mark_done)
-                    handle._futures[key] = fut
+                if key not in handle._requests:
+                    req, joined = self._request_for(problem, texts, key)
+                    handle._requests[key] = req
+                    handle._joins += joined
+                    req.future.add_done_callback(handle._mark_done)
         except Exception as e:  # noqa: BLE001 - e.g. the loop thread could not start
-            for fut in handle._futures.values():
-                fut.cancel()
-            handle._futures.clear()
+            for req in handle._requests.values():
+                self._release(req)
+            handle._requests.clear()
             handle._future_of = [None] * len(groups)
             handle._done = self._emergency(groups, e)
             handle._outcomes = [GroupOutcome(lab, "fallback", "internal", detail=repr(e)) for lab in handle._done]
         return handle
+
+    def prefetch(self, groups: Sequence[tuple[str | None, list[str]]]) -> None:
+        """Start judging ``groups`` and return at once, keeping no handle.
+
+        A later ``partition_groups`` / ``submit_groups`` with the same groups joins the requests
+        still in flight, or finds the answers in the cache: a trainer hook can call this as soon as
+        a step's rewards are known and leave the ``prepare`` step unchanged.
+        """
+        self.submit_groups(groups)
 
     def pop_metrics(self) -> dict[str, float]:
         """Step metrics since the last call (keys in docs/judge.md); resets the counters."""
@@ -291,6 +318,7 @@ class JudgePartitioner(Partitioner):
             "judge/cache_hit_rate": m["cache_hits"] / groups if groups else 0.0,
             "judge/fallback_rate": m["fallbacks"] / groups if groups else 0.0,
             "judge/repaired": float(m["repaired"]),
+            "judge/inflight_joins": float(m["joins"]),
             "judge/wall_s": float(m["wall_s"]),
             "judge/wait_s": float(m["wait_s"]),
             "judge/fallback_errors": float(m["fallback_errors"]),
@@ -310,6 +338,8 @@ class JudgePartitioner(Partitioner):
 
     def close(self) -> None:
         """Stop the background loop and close connections (the instance can still be used: it restarts)."""
+        with self._inflight_lock:
+            self._inflight.clear()
         with self._loop_lock:
             if self._loop is not None:
                 self._loop.stop(self._client)
@@ -346,6 +376,39 @@ class JudgePartitioner(Partitioner):
         self._cache.put(key, parsed.labels, parsed.names)
         return _Pending(parsed.labels, parsed.names, None, time.perf_counter() - t0, stats, parsed.repaired)
 
+    def _request_for(self, problem: str | None, texts: list[str], key: str) -> tuple[_Request, bool]:
+        """The in-flight request for ``key`` (joined), or a new one; returns ``(request, joined)``."""
+        with self._inflight_lock:
+            req = self._inflight.get(key)
+            if req is not None and not req.future.done():
+                req.holders += 1
+                return req, True
+            stats = CallStats()
+            req = _Request(self._loop_thread().submit(self._judge_one(problem, texts, key, stats)), stats)
+            self._inflight[key] = req
+        req.future.add_done_callback(lambda _f: self._forget(key, req))
+        return req, False
+
+    def _forget(self, key: str, req: _Request) -> None:
+        with self._inflight_lock:
+            if self._inflight.get(key) is req:
+                del self._inflight[key]
+
+    def _release(self, req: _Request) -> bool:
+        """Drop one holder; the last one cancels the request if unfinished.  Returns True for the last."""
+        with self._inflight_lock:
+            req.holders -= 1
+            last = req.holders <= 0
+        if last and not req.future.done():
+            req.future.cancel()
+        return last
+
+    def _claim(self, req: _Request) -> bool:
+        with self._inflight_lock:
+            first = not req.recorded
+            req.recorded = True
+        return first
+
     def _fallback_labels(self, groups: list[tuple[str | None, list[str]]]) -> list[list[int]]:
         """The fallback partitioner's labels; if it fails too, one cluster per group (w = 1, plain GRPO)."""
         try:
@@ -370,7 +433,7 @@ class JudgePartitioner(Partitioner):
     def _reset_metrics(self) -> None:
         self._m: dict[str, Any] = {
             "groups": 0, "requests": 0, "retries": 0, "cache_hits": 0, "fallbacks": 0, "repaired": 0,
-            "wall_s": 0.0, "wait_s": 0.0, "reasons": {}, "latencies": [], "fallback_errors": 0,
+            "wall_s": 0.0, "wait_s": 0.0, "reasons": {}, "latencies": [], "fallback_errors": 0, "joins": 0,
             "internal_errors": 0,
         }
 
@@ -381,10 +444,11 @@ class JudgePartitioner(Partitioner):
             if p.stats.requests:
                 self._m["latencies"].append(p.latency_s)
 
-    def _record_outcomes(self, outcomes: list[GroupOutcome], cache_hits: int) -> None:
+    def _record_outcomes(self, outcomes: list[GroupOutcome], cache_hits: int, joins: int = 0) -> None:
         with self._mlock:
             m = self._m
             m["cache_hits"] += cache_hits
+            m["joins"] += joins
             for o in outcomes:
                 if o.source == "trivial":
                     continue
