@@ -99,11 +99,18 @@ class _LoopThread:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def stop(self, client: ChatClient | None) -> None:
-        if client is not None:
-            try:
-                self.submit(client.aclose()).result(timeout=5)
-            except Exception:  # noqa: BLE001 - shutting down; nothing to save
-                pass
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if client is not None:
+                await client.aclose()
+
+        try:
+            self.submit(shutdown()).result(timeout=5)
+        except Exception:  # noqa: BLE001 - shutting down; nothing to save
+            pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=5)
         if not self.thread.is_alive():
