@@ -306,3 +306,13 @@ def test_judge_package_does_not_import_verl():
             "from verl_focal.partition import get_partitioner; get_partitioner('judge', model='m', fallback='single'); "
             "bad = [m for m in sys.modules if m == 'verl' or m.startswith('verl.')]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_check_offline_subset(monkeypatch, closed_port_url):
+    monkeypatch.delenv("JUDGE_OFFLINE_KEY", raising=False)
+    cfg = {"base_url": closed_port_url, "model": "m", "api_key_env": "JUDGE_OFFLINE_KEY", "fallback": "single"}
+    (msg,) = check_judge(cfg, network=False)  # the unreachable URL is not contacted
+    assert "JUDGE_OFFLINE_KEY is not set" in msg
+    monkeypatch.setenv("JUDGE_OFFLINE_KEY", "k")
+    assert check_judge(cfg, network=False) == []
+    assert "unreachable" in check_judge(cfg)[0]

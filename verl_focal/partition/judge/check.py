@@ -20,12 +20,13 @@ __all__ = ["check_judge"]
 _K = "algorithm.cue.judge"
 
 
-def check_judge(cfg: Any, timeout_s: float | None = None) -> list[str]:
+def check_judge(cfg: Any, timeout_s: float | None = None, network: bool = True) -> list[str]:
     """Problems with the ``algorithm.cue.judge`` section ``cfg`` (JudgeConfig, mapping or OmegaConf node).
 
-    Checks, in order: the values themselves; the fallback partitioner; the API-key
-    variable (named, never printed); that ``{base_url}/models`` answers; that the key
-    is accepted; that ``model`` is among the served models.
+    Checks, in order: the values themselves (``model`` set); the fallback partitioner;
+    the API-key variable (named, never printed); then, with ``network`` (default), that
+    ``{base_url}/models`` answers, that the key is accepted and that ``model`` is among the
+    served models.  ``network=False`` gives the cheap offline subset for a trainer's start-up.
     """
     try:
         c = coerce_judge_config(cfg)
@@ -48,6 +49,8 @@ def check_judge(cfg: Any, timeout_s: float | None = None) -> list[str]:
         else:
             headers["Authorization"] = f"Bearer {key}"
 
+    if not network:
+        return problems
     url = c.base_url.rstrip("/") + "/models"
     try:
         with httpx.Client(timeout=min(c.timeout_s, 10.0) if timeout_s is None else timeout_s, trust_env=False) as http:
