@@ -370,3 +370,18 @@ def test_last_holder_cancels_an_unfinished_request(judge_server):
         req = h._requests[next(iter(h._requests))]
         assert req.future.cancelled() or req.future.done()
         assert p._inflight == {}
+
+
+def test_prefetch_nobody_joins_still_counted_and_cached(judge_server):
+    judge_server.script("orph", ("sleep", 0.2, ("json", GOOD)))
+    with make(judge_server) as p:
+        p.prefetch([("[[orph]]", SOLS)])
+        t = time.perf_counter()
+        while len(p._inflight) and time.perf_counter() - t < 10:
+            time.sleep(0.02)
+        time.sleep(0.05)
+        m = p.pop_metrics()
+        assert m["judge/requests"] == 1 and m["judge/groups"] == 0  # counted, though no step collected it
+        assert p.partition(SOLS, "[[orph]]") == [0, 1, 0]
+        assert p.pop_metrics()["judge/cache_hit_rate"] == 1
+    assert len(judge_server.requests_for("orph")) == 1

@@ -308,9 +308,26 @@ class JudgePartitioner(Partitioner):
 
         A later ``partition_groups`` / ``submit_groups`` with the same groups joins the requests
         still in flight, or finds the answers in the cache: a trainer hook can call this as soon as
-        a step's rewards are known and leave the ``prepare`` step unchanged.
+        a step's rewards are known and leave the ``prepare`` step unchanged.  A prefetched request
+        is never cancelled for lack of holders: it runs to its end and fills the cache.  Its HTTP
+        counts go to the handle that joins it, or (nobody joining) to the next ``pop_metrics``.
         """
-        self.submit_groups(groups)
+        handle = self.submit_groups(groups)
+        for req in handle._requests.values():
+            with self._inflight_lock:
+                req.holders -= 1  # the dropped handle holds nothing
+            req.future.add_done_callback(lambda _f, r=req: self._record_orphan(r))
+
+    def _record_orphan(self, req: _Request) -> None:
+        with self._inflight_lock:
+            orphan = req.holders <= 0 and not req.recorded
+            if orphan:
+                req.recorded = True
+        if orphan and not req.future.cancelled():
+            try:
+                self._record_call(req.future.result())
+            except Exception:  # noqa: BLE001 - metrics only
+                pass
 
     def pop_metrics(self) -> dict[str, float]:
         """Step metrics since the last call (keys in docs/judge.md); resets the counters."""
