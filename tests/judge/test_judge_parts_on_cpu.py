@@ -207,9 +207,9 @@ def test_unknown_key_is_an_error():
 def test_omegaconf_section_accepted():
     from omegaconf import OmegaConf
 
-    node = OmegaConf.create({"model": "m", "timeout_s": 3, "fallback_kwargs": None, "cache_dir": None})
+    node = OmegaConf.create({"model": "m", "timeout_s": 3, "cache_dir": None})
     c = coerce_judge_config(node)
-    assert c.timeout_s == 3.0 and c.fallback_kwargs == {} and c.cache_dir == ""
+    assert c.timeout_s == 3.0 and c.cache_dir == ""
     assert dataclasses.asdict(coerce_judge_config(c)) == dataclasses.asdict(c)
 
 

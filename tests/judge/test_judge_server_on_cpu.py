@@ -315,25 +315,33 @@ def test_broken_fallback_gives_one_cluster(closed_port_url):
 
 def test_from_cue_config_and_shared_instance(judge_server):
     from verl_focal.config.schema import validate_algorithm_config
-    from verl_focal.partition.judge import shared_judge
-    from verl_focal.partition.judge.partitioner import _judge_config_from_cue
+    from verl_focal.partition.judge import fallback_kwargs_from_cue, shared_judge
 
     judge = {"base_url": judge_server.base_url, "model": "judge-model", "fallback": "singleton"}
     cue = validate_algorithm_config({"cue": {"partitioner": "judge", "epsilon": 0.4, "judge": judge}})["cue"]
     a, b = shared_judge(cue), shared_judge(cue)
-    assert a is b and a.config.fallback_kwargs == {}
+    assert a is b and a.fallback_kwargs == {}
     judge_server.script("sh", ("json", GOOD))
     assert a.partition(SOLS, "[[sh]]") == [0, 1, 0]
     assert b.partition(SOLS, "[[sh]]") == [0, 1, 0]  # same cache
     assert len(judge_server.requests_for("sh")) == 1
     a.close()
-    # strategy_cue fallback inherits the section's own cue settings
-    cfg = _judge_config_from_cue({"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6,
-                                  "judge": {**judge, "fallback": "strategy_cue"}})
-    assert cfg.fallback_kwargs == {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6}
-    cfg = _judge_config_from_cue({"epsilon": 0.4, "judge": {**judge, "fallback": "strategy_cue",
-                                                             "fallback_kwargs": {"rho": 1.0}}})
-    assert cfg.fallback_kwargs == {"rho": 1.0}  # explicit kwargs win
+    # strategy_cue / random fallbacks take the section's own cue settings; others take none
+    section = {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6, "seed": 3, "partitioner_kwargs": {"x": 1}}
+    assert fallback_kwargs_from_cue(section, "strategy_cue") == {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6}
+    assert fallback_kwargs_from_cue(section, "random") == {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6, "seed": 3}
+    assert fallback_kwargs_from_cue(section, "single") == {}
+    assert fallback_kwargs_from_cue(cue, "strategy_cue")["epsilon"] == 0.4  # a CueConfig works too
+
+
+def test_fallback_instance_can_be_injected(closed_port_url):
+    from verl_focal.partition.controls import SingletonPartitioner
+
+    inst = SingletonPartitioner()
+    p = JudgePartitioner(base_url=closed_port_url, model="m", max_retries=0, fallback="single",
+                         fallback_partitioner=inst)
+    assert p.partition(["a", "b"], "q") == [0, 1]  # the instance, not the name, was used
+    p.close()
 
 
 def test_prefetch_then_prepare_joins_the_request(judge_server):

@@ -99,9 +99,8 @@ class JudgeConfig:
         "Longest a step waits for its judge answers; unfinished groups fall back. 0 = derived: "
         "(max_retries+1)·timeout_s + max_retries·max_backoff_s + 1.", min=0.0))
     fallback: str = field(default="strategy_cue", metadata=_doc(
-        "Partitioner used for a group whose judge call failed (never `judge`)."))
-    fallback_kwargs: dict = field(default_factory=dict, metadata=_doc(
-        "Keyword arguments of the fallback; empty with fallback=strategy_cue = algorithm.cue's cue_set/epsilon/rho."))
+        "Partitioner used for a group whose judge call failed (never `judge`); it takes algorithm.cue's "
+        "own settings (cue_set, epsilon, rho, seed), so a failed group is split as that partitioner would."))
     cache_dir: str = field(default="", metadata=_doc(
         "Optional on-disk cache directory (survives restarts); empty = in-memory only."))
     cache_max_entries: int = field(default=100_000, metadata=_doc("In-memory cache size (LRU); 0 disables it.", min=0))

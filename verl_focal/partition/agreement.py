@@ -134,7 +134,6 @@ def run(args: argparse.Namespace) -> int:
             if getattr(args, flag) is not None:
                 section[key] = getattr(args, flag)
         section["fallback"] = "single"  # failed groups are excluded, so the fallback never matters here
-        section["fallback_kwargs"] = {}
         judge = JudgePartitioner(section)
         other = get_partitioner(args.against, **json.loads(args.against_kwargs))
     except (OSError, ValueError) as e:

@@ -16,6 +16,7 @@ from verl_focal.partition.judge.partitioner import (
     GroupOutcome,
     JudgeHandle,
     JudgePartitioner,
+    fallback_kwargs_from_cue,
     shared_judge,
 )
 
@@ -30,4 +31,5 @@ __all__ = [
     "JudgeReplyError",
     "FALLBACK_REASONS",
     "shared_judge",
+    "fallback_kwargs_from_cue",
 ]

@@ -20,7 +20,9 @@ __all__ = ["check_judge"]
 _K = "algorithm.cue.judge"
 
 
-def check_judge(cfg: Any, timeout_s: float | None = None, network: bool = True) -> list[str]:
+def check_judge(
+    cfg: Any, timeout_s: float | None = None, network: bool = True, fallback_kwargs: dict | None = None
+) -> list[str]:
     """Problems with the ``algorithm.cue.judge`` section ``cfg`` (JudgeConfig, mapping or OmegaConf node).
 
     Checks, in order: the values themselves (``model`` set); the fallback partitioner;
@@ -34,7 +36,7 @@ def check_judge(cfg: Any, timeout_s: float | None = None, network: bool = True) 
         return [str(e)]
     problems: list[str] = []
     try:
-        get_partitioner(c.fallback, **dict(c.fallback_kwargs))
+        get_partitioner(c.fallback, **dict(fallback_kwargs or {}))
     except ValueError as e:
         problems.append(f"{_K}.fallback={c.fallback!r}: {e}")
 

@@ -43,8 +43,6 @@ def coerce_judge_config(cfg: Any = None, **overrides: Any) -> JudgeConfig:
             raise ConfigError(f"{PREFIX} must be a mapping, got {type(cfg).__name__}")
         data = dict(cfg)
     data.update(overrides)
-    if data.get("fallback_kwargs") is None and "fallback_kwargs" in data:
-        data["fallback_kwargs"] = {}
     if data.get("cache_dir") is None and "cache_dir" in data:
         data["cache_dir"] = ""
     out = section_from_mapping(JudgeConfig, data, PREFIX)

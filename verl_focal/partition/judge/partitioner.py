@@ -37,7 +37,8 @@ from verl_focal.partition.judge.config import JudgeConfig, coerce_judge_config
 from verl_focal.partition.judge.parsing import JudgeReplyError, parse_reply
 from verl_focal.partition.judge.prompt import build_messages
 
-__all__ = ["JudgePartitioner", "JudgeHandle", "GroupOutcome", "FALLBACK_REASONS", "shared_judge"]
+__all__ = ["JudgePartitioner", "JudgeHandle", "GroupOutcome", "FALLBACK_REASONS", "shared_judge",
+           "fallback_kwargs_from_cue"]
 
 # Every reason a group can fall back for; all are reported (zeros included) so metric keys are stable.
 FALLBACK_REASONS = (
@@ -221,8 +222,16 @@ class JudgePartitioner(Partitioner):
     (:meth:`close` stops it).
     """
 
-    def __init__(self, config: Any = None, **overrides: Any) -> None:
+    def __init__(
+        self,
+        config: Any = None,
+        *,
+        fallback_kwargs: dict[str, Any] | None = None,
+        fallback_partitioner: Partitioner | None = None,
+        **overrides: Any,
+    ) -> None:
         self.config: JudgeConfig = coerce_judge_config(config, **overrides)
+        self.fallback_kwargs = dict(fallback_kwargs or {})
         c = self.config
         self.name = "judge"
         api_key = None
@@ -234,7 +243,8 @@ class JudgePartitioner(Partitioner):
                     "or empty; export it with the judge's API key, or set api_key_env to '' for a server without keys"
                 )
         self._client = ChatClient(c, api_key)
-        self._fallback = get_partitioner(c.fallback, **dict(c.fallback_kwargs))
+        # an instance handed in (e.g. the caller's own cached strategy_cue) wins over name + kwargs
+        self._fallback = fallback_partitioner or get_partitioner(c.fallback, **self.fallback_kwargs)
         self._cache = PartitionCache(c.cache_max_entries, c.cache_dir)
         self._loop: _LoopThread | None = None
         self._loop_lock = threading.Lock()
@@ -252,11 +262,12 @@ class JudgePartitioner(Partitioner):
     def from_cue_config(cls, cue: Any, **overrides: Any) -> "JudgePartitioner":
         """Build from the whole ``algorithm.cue`` section (a CueConfig, mapping or OmegaConf node).
 
-        Uses ``cue.judge``; when the fallback is ``strategy_cue`` and ``judge.fallback_kwargs`` is
-        empty, the fallback gets the section's own ``cue_set``, ``epsilon`` and ``rho`` so that a
-        failed group is partitioned exactly as ``partitioner=strategy_cue`` would.
+        Uses ``cue.judge``; the fallback partitioner gets the section's own settings
+        (:func:`fallback_kwargs_from_cue`), so that a failed group is partitioned exactly as
+        ``algorithm.cue.partitioner=<fallback>`` would partition it.
         """
-        return cls(_judge_config_from_cue(cue, **overrides))
+        cfg = coerce_judge_config(_get(cue, "judge"), **overrides)
+        return cls(cfg, fallback_kwargs=fallback_kwargs_from_cue(cue, cfg.fallback))
 
     # ----------------------------------------------------------------- public API
     def partition(self, texts: list[str], problem: str | None = None) -> list[int]:
@@ -508,17 +519,32 @@ def shared_judge(cue: Any) -> JudgePartitioner:
     anew each time would drop its cache, connection pool and loop thread.  This returns the same
     instance for the same settings (keyed by their canonical JSON).
     """
-    cfg = _judge_config_from_cue(cue)
-    key = json.dumps(dataclasses.asdict(cfg), sort_keys=True, default=str)
+    cfg = coerce_judge_config(_get(cue, "judge"))
+    kw = fallback_kwargs_from_cue(cue, cfg.fallback)
+    key = json.dumps([dataclasses.asdict(cfg), kw], sort_keys=True, default=str)
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = JudgePartitioner(cfg)
+            _SHARED[key] = JudgePartitioner(cfg, fallback_kwargs=kw)
         return _SHARED[key]
 
 
-def _judge_config_from_cue(cue: Any, **overrides: Any) -> JudgeConfig:
-    judge_cfg = coerce_judge_config(_get(cue, "judge"), **overrides)
-    if judge_cfg.fallback == "strategy_cue" and not judge_cfg.fallback_kwargs:
-        kw = {k: _get(cue, k) for k in ("cue_set", "epsilon", "rho") if _get(cue, k) is not None}
-        judge_cfg = dataclasses.replace(judge_cfg, fallback_kwargs=kw)
-    return judge_cfg
+#: keyword arguments of built-in partitioners taken from the ``algorithm.cue`` section
+#: (constructor argument <- CueConfig field); a field a checkout lacks is skipped
+_STRATEGY_KW = (("cue_set", "cue_set"), ("epsilon", "epsilon"), ("rho", "rho"), ("backend", "backend"),
+                ("timeout", "extract_timeout"))
+_FALLBACK_KW = {"strategy_cue": _STRATEGY_KW, "random": _STRATEGY_KW + (("seed", "seed"),)}
+
+
+def fallback_kwargs_from_cue(cue: Any, fallback: str) -> dict[str, Any]:
+    """Constructor arguments of the fallback partitioner, from the ``algorithm.cue`` section.
+
+    ``strategy_cue``: cue_set, epsilon, rho (and backend / extract_timeout where the section has
+    them); ``random``: the same plus seed; other partitioners: none (``partitioner_kwargs`` belong
+    to the judge-less configuration and are not reused).
+    """
+    out = {}
+    for arg, fld in _FALLBACK_KW.get(fallback, ()):
+        value = _get(cue, fld)
+        if value is not None:
+            out[arg] = value
+    return out
