@@ -96,6 +96,11 @@ def backend_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
     if "verl_cpu_backend" not in mods:
         mods.insert(0, "verl_cpu_backend")
     env["VERL_USE_EXTERNAL_MODULES"] = ",".join(mods)
+    # verl's EngineRegistry keys engines by (device, vendor) and registers FSDP only for
+    # cuda/npu; these documented overrides (EngineRegistry.get_engine_cls) pick the FSDP
+    # engine, which itself places tensors on get_device_name() == "cpu".
+    env["VERL_ENGINE_DEVICE"] = "cuda"
+    env["VERL_ENGINE_VENDOR"] = "nvidia"
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("RAY_DEDUP_LOGS", "0")
@@ -103,14 +108,24 @@ def backend_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_trainer(module: str, overrides: list[str], log_path: Path, timeout: float = 600) -> tuple[int, float]:
-    """Run ``python -m module overrides...``; stdout+stderr go to ``log_path``. Returns (rc, seconds)."""
+def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float = 900) -> tuple[int, float]:
+    """Run ``python -m module overrides...`` with its outputs under ``out_dir``.
+
+    ``out_dir/train.log``: stdout+stderr; ``out_dir/metrics.jsonl``: verl's file logger
+    (one ``{"step", "data"}`` line per step); ``out_dir/rollout_stats/``: the rollout
+    server's weight-update records.  Returns (exit code, seconds).
+    """
+    out_dir = Path(out_dir)
+    (out_dir / "rollout_stats").mkdir(parents=True, exist_ok=True)
+    env = backend_env()
+    env["VERL_FILE_LOGGER_PATH"] = str(out_dir / "metrics.jsonl")
+    env["VERL_CPU_BACKEND_STATS_DIR"] = str(out_dir / "rollout_stats")
     cmd = [sys.executable, "-m", module, *overrides]
     t0 = time.monotonic()
-    with open(log_path, "w") as log:
+    with open(out_dir / "train.log", "w") as log:
         log.write(" ".join(cmd) + "\n")
         log.flush()
-        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=backend_env(), timeout=timeout, cwd=REPO)
+        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout, cwd=out_dir)
     return proc.returncode, time.monotonic() - t0
 
 
@@ -122,6 +137,6 @@ if __name__ == "__main__":
     out.mkdir(parents=True, exist_ok=True)
     assets = build_all(out / "assets")
     module = sys.argv[2] if len(sys.argv) > 2 else "verl.trainer.main_ppo"
-    rc, secs = run_trainer(module, base_overrides(assets, str(out)) + sys.argv[3:], out / "train.log")
+    rc, secs = run_trainer(module, base_overrides(assets, str(out)) + sys.argv[3:], out)
     print(f"rc={rc} seconds={secs:.1f} log={out / 'train.log'}")
     sys.exit(rc)

@@ -15,11 +15,21 @@ verl internals touched (verl 0.9.1):
   no-ops (there is no device cache to empty on CPU).
 - Ray resource: workers ask for ``ray_resource_name()`` ("GPU") per bundle; the test
   starts Ray with ``num_gpus`` logical GPUs (no real device behind them).
+
+The one runtime patch (not a source edit): ``verl/utils/distributed.py``,
+``initialize_global_process_group_ray`` (line 89 in 0.9.1) builds the backend string
+``f"cpu:gloo,{get_device_name()}:{get_nccl_backend()}"``.  With device "cpu" that is
+``"cpu:gloo,cpu:gloo"`` and torch (``BackendConfig``) raises "Duplicate device type cpu".
+No platform answer avoids it, so ``install_gloo_init_patch`` wraps the function to pass
+``backend="cpu:gloo"`` (the same group verl asks for, minus the duplicate).  It must run
+before ``verl.workers.engine_workers`` is imported, because that module binds the name
+at import; loading this package through ``VERL_USE_EXTERNAL_MODULES`` guarantees it.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import types
 from contextlib import contextmanager
 from typing import Any, Optional
@@ -149,3 +159,25 @@ class PlatformCPU(PlatformBase):
 
     def cudart(self) -> Any:
         return None
+
+
+def install_gloo_init_patch() -> None:
+    """Make verl's process-group init ask torch for ``"cpu:gloo"`` once (see module doc)."""
+    import verl.utils.distributed as dist_utils
+
+    original = dist_utils.initialize_global_process_group_ray
+    if getattr(original, "_verl_cpu_backend", False):
+        return
+
+    def initialize_global_process_group_ray(timeout_second=None, backend=None):
+        return original(timeout_second=timeout_second, backend=backend or "cpu:gloo")
+
+    initialize_global_process_group_ray._verl_cpu_backend = True
+    dist_utils.initialize_global_process_group_ray = initialize_global_process_group_ray
+    for name in ("verl.workers.engine_workers", "verl.checkpoint_engine.base"):
+        module = sys.modules.get(name)
+        if module is not None:  # imported before us: rebind there too
+            module.initialize_global_process_group_ray = initialize_global_process_group_ray
+
+
+install_gloo_init_patch()

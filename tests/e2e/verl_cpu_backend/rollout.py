@@ -35,6 +35,7 @@ verl internals touched (verl 0.9.1), all extension points that take a name:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 from typing import Any, Generator, Optional
@@ -51,6 +52,10 @@ from verl.workers.rollout.utils import ensure_async_iterator
 logger = logging.getLogger(__name__)
 
 ROLLOUT_NAME = "hf_cpu"
+# When set, each server appends one JSON line per weight update to
+# ``$VERL_CPU_BACKEND_STATS_DIR/server_<replica>.jsonl`` (L2 distance of the received
+# weights from the initial ones): the tests use it to prove the actor's updates arrive.
+STATS_DIR_ENV = "VERL_CPU_BACKEND_STATS_DIR"
 
 
 def server_actor_name(replica_rank: int, kind: str = "", name_suffix: str = "") -> str:
@@ -85,6 +90,10 @@ class HFCpuServer:
         self.requests = 0
         self._seed = int(self.config.seed if self.config.seed is not None else 0) * 1000 + replica_rank
         self._lock = asyncio.Lock()
+        # Snapshot of the initial weights, to report how far the synced weights moved.
+        self._initial = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        stats_dir = os.environ.get(STATS_DIR_ENV)
+        self._stats_path = os.path.join(stats_dir, f"server_{replica_rank}.jsonl") if stats_dir else None
 
     # -- weights -------------------------------------------------------------------
     async def update_weights(self, state_dict: dict[str, torch.Tensor], global_steps: Optional[int] = None) -> int:
@@ -101,6 +110,19 @@ class HFCpuServer:
             self.model.load_state_dict(state_dict, strict=True)
             self.global_steps = global_steps
             self.weight_updates += 1
+            if self._stats_path:
+                delta = sum(
+                    float((v.detach().float() - self._initial[k].float()).pow(2).sum())
+                    for k, v in self.model.state_dict().items()
+                )
+                record = {
+                    "update": self.weight_updates,
+                    "global_steps": global_steps,
+                    "requests_before": self.requests,
+                    "l2_from_initial": delta**0.5,
+                }
+                with open(self._stats_path, "a") as f:
+                    f.write(json.dumps(record) + "\n")
             return self.weight_updates
 
     async def get_stats(self) -> dict[str, Any]:
