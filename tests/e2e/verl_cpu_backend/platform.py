@@ -104,8 +104,11 @@ class PlatformCPU(PlatformBase):
         # Never auto-detected: only chosen explicitly with VERL_PLATFORM=cpu.
         return False
 
-    def current_device(self) -> int:
-        return 0
+    def current_device(self) -> str:
+        # verl uses get_device_id() as a device argument (``x.to(get_device_id())``,
+        # ``torch.device(get_device_id())``, ``to_empty(device=...)``); an int would mean
+        # cuda:<n>, so answer "cpu", like torch.cpu.current_device() does.
+        return "cpu"
 
     def device_count(self) -> int:
         return 1
