@@ -82,7 +82,7 @@ class HFCpuServer:
         self.replica_rank = replica_rank
         torch.set_num_threads(1)
         self.model = AutoModelForCausalLM.from_pretrained(
-            self.model_config.local_path, torch_dtype=torch.float32, attn_implementation="sdpa"
+            self.model_config.local_path, dtype=torch.float32, attn_implementation="sdpa"
         )
         self.model.eval()
         self.global_steps: Optional[int] = None
