@@ -9,9 +9,11 @@ the v1 trainer stores in TransferQueue under ``reward_extra_info``.
   model gets roughly a third right, so groups mix right and wrong answers);
 - ``score``: equal to ``acc``;
 - ``pred``: the first digit of the response ("" when there is none);
-- ``cue_sig``: a coarse "strategy" label of the response, the set of cue classes it
-  shows among ``digits``, ``words`` and ``symbols``, joined in a fixed order (e.g.
-  ``"digits+words"``, or ``"none"``).  It gives Cue-GRPO something to cluster on.
+- ``cue_sig``: with reward kwarg ``cue_set`` (``+reward.reward_kwargs.cue_set=math_v1``),
+  the project's cue signature ``verl_focal.partition.cues.signature(text, cue_set)``
+  (what Cue-GRPO's ``strategy_cue`` partitioner clusters on); without it, a coarse
+  label of the cue classes the response shows among ``digits``, ``words`` and
+  ``symbols``, joined in a fixed order (e.g. ``"digits+words"``, or ``"none"``).
 """
 
 from __future__ import annotations
@@ -30,14 +32,15 @@ def cue_signature(text: str) -> str:
     return label or "none"
 
 
-def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs) -> dict:
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, cue_set=None, **kwargs) -> dict:
     """Score one response: ``acc`` = answer digit present; see the module docstring."""
     answer = str(ground_truth).strip()
     acc = 1.0 if answer and answer in solution_str else 0.0
     digits = [c for c in solution_str if c.isdigit()]
-    return {
-        "score": acc,
-        "acc": acc,
-        "pred": digits[0] if digits else "",
-        "cue_sig": cue_signature(solution_str),
-    }
+    if cue_set:
+        from verl_focal.partition.cues import signature
+
+        sig = signature(solution_str, cue_set)
+    else:
+        sig = cue_signature(solution_str)
+    return {"score": acc, "acc": acc, "pred": digits[0] if digits else "", "cue_sig": sig}
