@@ -26,3 +26,11 @@ def pass_at_k(n, c, k) -> np.ndarray:
             i = np.arange(nn - cc + 1, nn + 1, dtype=np.float64)
             out.flat[j] = 1.0 - float(np.prod(1.0 - k / i))
     return out
+
+
+def auc_at_k(n, c, K: int) -> float:
+    """AUC@K = 1/(K−1) Σ_{j=1}^{K−1} (pass@j + pass@(j+1))/2, pass@j averaged over problems; AUC@1 = pass@1."""
+    curve = np.array([pass_at_k(n, c, j).mean() for j in range(1, int(K) + 1)])
+    if K == 1:
+        return float(curve[0])
+    return float((curve[:-1] + curve[1:]).sum() / (2.0 * (K - 1)))

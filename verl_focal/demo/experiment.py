@@ -20,6 +20,7 @@ import torch
 
 from verl_focal.demo.metrics import (
     answer_logprobs,
+    auc_curve,
     build_rare_set,
     correct_set,
     delta_nll,
@@ -105,6 +106,7 @@ def evaluate(model, tokenizer, train, held, base_held_logp: np.ndarray | None, r
     p = mass.sum(1)
     out: dict[str, Any] = {
         "pass_at_k": pass_curve(p, cfg.eval_samples, cfg.ks, seed=10_000 + seed),
+        "auc_at_k": auc_curve(p, cfg.eval_samples, max(cfg.ks), seed=10_000 + seed),
         "p_correct_mean": float(p.mean()),
         "strategy_mass": {s: float(mass[:, i].mean()) for i, s in enumerate(STRATEGIES)},
         "unsolved_frac": float((p < 1e-3).mean()),

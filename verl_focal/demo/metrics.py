@@ -30,11 +30,13 @@ from verl_focal.demo.model import RESPONSE_LEN, encode_pairs, sequence_logprob
 from verl_focal.demo.task import STRATEGIES, Problem, solutions
 
 try:  # TEMPORARY: the eval module lands on main from branch `eval`
+    from verl_focal.eval import auc_at_k as _auc_at_k
     from verl_focal.eval import pass_at_k as _pass_at_k
 except ImportError:  # pragma: no cover - removed once `eval` is merged
+    from verl_focal.demo._eval_shim import auc_at_k as _auc_at_k
     from verl_focal.demo._eval_shim import pass_at_k as _pass_at_k
 
-__all__ = ["CorrectSet", "correct_set", "answer_logprobs", "strategy_mass", "pass_curve", "retained_mass", "RareSet", "build_rare_set", "delta_nll"]
+__all__ = ["CorrectSet", "correct_set", "answer_logprobs", "strategy_mass", "pass_curve", "auc_curve", "sample_counts", "retained_mass", "RareSet", "build_rare_set", "delta_nll"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,11 @@ def strategy_mass(cs: CorrectSet, logp: np.ndarray) -> np.ndarray:
     return out
 
 
+def sample_counts(p_correct: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """Correct count among n samples per problem: c ~ Binomial(n, p(x)) (exactly the sampling distribution)."""
+    return np.random.default_rng(seed).binomial(n, np.clip(p_correct, 0.0, 1.0))
+
+
 def pass_curve(p_correct: np.ndarray, n: int, ks: Sequence[int], seed: int) -> dict[int, float]:
     """Mean unbiased pass@k over problems, from c ~ Binomial(n, p(x)) correct out of n samples.
 
@@ -80,9 +87,14 @@ def pass_curve(p_correct: np.ndarray, n: int, ks: Sequence[int], seed: int) -> d
     """
     if max(ks) > n:
         raise ValueError(f"pass@{max(ks)} needs n >= {max(ks)} samples per problem, got n={n}")
-    rng = np.random.default_rng(seed)
-    c = rng.binomial(n, np.clip(p_correct, 0.0, 1.0))
+    c = sample_counts(p_correct, n, seed)
     return {int(k): float(np.mean(_pass_at_k(np.full_like(c, n), c, int(k)))) for k in ks}
+
+
+def auc_curve(p_correct: np.ndarray, n: int, K: int, seed: int) -> float:
+    """AUC@K (Cue-GRPO's metric: normalised area under pass@j, j=1..K) on the same counts as :func:`pass_curve`."""
+    c = sample_counts(p_correct, n, seed)
+    return float(_auc_at_k(np.full_like(c, n), c, int(K)))
 
 
 def retained_mass(base_prob: np.ndarray, prob: np.ndarray, select: np.ndarray) -> float:

@@ -18,6 +18,7 @@ _COLUMNS = (
     ("pass@1", lambda e: e["pass_at_k"][1]),
     ("pass@16", lambda e: e["pass_at_k"].get(16, np.nan)),
     ("pass@256", lambda e: e["pass_at_k"].get(256, np.nan)),
+    ("AUC@256", lambda e: e.get("auc_at_k", np.nan)),
     ("train p(correct)", lambda e: e["train_p_correct"]),
     ("rare retained", lambda e: e.get("rare_retained", np.nan)),
     ("ΔNLL rare", lambda e: e.get("delta_nll_rare", np.nan)),
@@ -67,7 +68,7 @@ def _markdown(results: dict[str, Any], summary) -> str:
         "| arm | " + " | ".join(titles) + " |",
         "|---|" + "---|" * len(titles),
     ]
-    base_row = [base_pk[1], base_pk.get(16, np.nan), base_pk.get(256, np.nan), base["train_p_correct"], 1.0, 0.0,
+    base_row = [base_pk[1], base_pk.get(16, np.nan), base_pk.get(256, np.nan), base.get("auc_at_k", np.nan), base["train_p_correct"], 1.0, 0.0,
                 base["strategy_mass"]["mul"], np.nan, np.nan]
     lines.append("| base (SFT) | " + " | ".join("—" if np.isnan(v) else f"{v:.3f}" for v in base_row) + " |")
     for arm, s in summary.items():
@@ -77,7 +78,8 @@ def _markdown(results: dict[str, Any], summary) -> str:
         lines.append(f"| {sk['arm']} | skipped: {sk['reason']} |" + " |" * (len(titles) - 1))
     lines += [
         "",
-        "Columns: pass@k on held-out problems; train p(correct) = exact mean probability of a correct answer on "
+        "Columns: pass@k on held-out problems; AUC@256 = normalised area under the pass@k curve for k=1..256 "
+        "(Cue-GRPO's metric; its k-range is the largest k of the run); train p(correct) = exact mean probability of a correct answer on "
         "training problems; rare retained = M_ret over the held-out correct answers outside the base policy's "
         "dominant strategy (1 = nothing lost); ΔNLL rare = per-token NLL change on the paper-style rare-correct set "
         f"({results['base']['rare_set_size']} trajectories, top {100 * cfg['rare_top_frac']:.0f}% of "
