@@ -8,7 +8,6 @@ rule by loops over the known methods), not from the implementation.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 
@@ -27,7 +26,6 @@ from verl import DataProto  # noqa: E402
 from verl.trainer.ppo import core_algos, ray_trainer  # noqa: E402
 from verl_focal.config.schema import ConfigError  # noqa: E402
 from verl_focal.integration.context import AdvantageContext, use_context  # noqa: E402
-from verl_focal.integration.estimators_cue import prepare_cue  # noqa: E402
 from verl_focal.integration.registration import get_spec  # noqa: E402
 from verl_focal.partition.cues import signature  # noqa: E402
 
