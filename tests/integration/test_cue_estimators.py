@@ -218,3 +218,28 @@ def test_bad_config_is_named(cue, match):
     data = to_dataproto(rows)
     with pytest.raises((ConfigError, ValueError), match=match):
         hook_context(rows, data, algo(**cue))
+
+
+def test_cue_needs_is_minimal_per_config():
+    from verl_focal.integration.estimators_cue import CUE_NEEDS, cue_needs
+
+    assert cue_needs(algo(source="signature")) == {"acc", "cue_sig"}
+    assert cue_needs(algo(source="text")) == {"acc", "responses", "problems"}
+    assert cue_needs(algo(partitioner="single")) == {"acc"}
+    assert cue_needs(algo(uniform_boost=1.1)) == {"acc"}
+    assert cue_needs(algo()) == CUE_NEEDS == get_spec("cue_grpo").needs
+
+
+def test_floor_mode_reaches_the_multipliers():
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    cfg = algo(floor_mode="max", floor=1.05)
+    ctx = hook_context(rows, data, cfg)
+    got = run(data, cfg, ctx=ctx)
+    base = expected(rows)
+    grpo = expected(rows, alpha=0.0, clip=None)
+    corr = np.array([r[2] for r in rows]) > 0.5
+    # w' = max(w, 1.05) on correct rows: base/grpo is w there
+    w = np.divide(base, grpo, out=np.ones_like(base), where=grpo != 0)
+    np.testing.assert_allclose(got, np.where(corr, np.maximum(w, 1.05) * grpo, base), atol=1e-5)
+    assert ctx.metrics["cue/w_min"] >= 1.05 - 1e-9
