@@ -211,6 +211,26 @@ def test_signature_required_but_missing():
         hook_context(rows, data, cfg)
 
 
+@pytest.mark.parametrize("source,from_text", [("signature", False), ("auto", True)])
+def test_failed_signature_is_recoverable(source, from_text):
+    """The reward writes "" when a signature fails: residual cluster (or text under auto), never a crash."""
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    data.non_tensor_batch["cue_sig"][0] = ""
+    cfg = algo(source=source)
+    ctx = hook_context(rows, data, cfg)
+    got = run(data, cfg, ctx=ctx)
+    g0 = [i for i, r in enumerate(rows) if r[0] == rows[0][0]]
+    other = [i for i in range(len(rows)) if i not in g0]
+    np.testing.assert_allclose(got[other], expected(rows)[other], atol=1e-5)  # other groups untouched
+    if from_text:
+        np.testing.assert_allclose(got[g0], expected(rows)[g0], atol=1e-5)
+        assert ctx.metrics["cue/groups_from_text"] == 1
+    else:
+        assert ctx.metrics["cue/extract_failed"] == 1
+        assert got[g0].sum() == pytest.approx(expected(rows)[g0].sum(), abs=1e-5)  # mass still preserved
+
+
 @pytest.mark.parametrize("cue,match", [(dict(alpha=-1), "alpha"), (dict(source="disk"), "source"),
                                         (dict(partitioner="nope"), "partitioner"), (dict(cue_set="math_v0"), "cue_set")])
 def test_bad_config_is_named(cue, match):
