@@ -263,3 +263,19 @@ def test_floor_mode_reaches_the_multipliers():
     w = np.divide(base, grpo, out=np.ones_like(base), where=grpo != 0)
     np.testing.assert_allclose(got, np.where(corr, np.maximum(w, 1.05) * grpo, base), atol=1e-5)
     assert ctx.metrics["cue/w_min"] >= 1.05 - 1e-9
+
+
+def test_judge_partitioner_is_used_and_falls_back_to_strategy_cue():
+    """partitioner=judge gets problems + texts for all groups at once; with no server reachable
+    every group falls back to strategy_cue (judge's documented fallback), so the result matches."""
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    cfg = algo(partitioner="judge", judge={"base_url": "http://127.0.0.1:9/v1", "model": "m",
+                                           "timeout_s": 2.0, "max_retries": 0})
+    ntb = data.non_tensor_batch
+    ctx = AdvantageContext(uids=ntb["uid"], acc=np.array(ntb["acc"], dtype=float),
+                           responses=[r[1] for r in rows], problems=[r[0] for r in rows])
+    get_spec("cue_grpo").prepare(ctx, cfg)
+    got = run(data, cfg, ctx=ctx)
+    np.testing.assert_allclose(got, expected(rows), atol=1e-5)
+    assert ctx.metrics["cue/groups_from_text"] == len(cue_corpus.PROBLEMS)
