@@ -1,7 +1,5 @@
 """Hydra composition of verl's real ppo_trainer.yaml with our overlay, and every bad-config path."""
 
-import dataclasses
-
 import pytest
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra

@@ -73,7 +73,7 @@ def hook_context(rows, data, config, estimator="cue_grpo", responses=True):
         extras=extras,
     )
     spec = get_spec(estimator)
-    assert spec.prepare is not None and {"acc", "cue_sig", "responses"} <= spec.needs
+    assert spec.prepare is not None and {"acc", "cue_sig", "responses"} <= spec.needs_for(OmegaConf.create({}))
     spec.prepare(ctx, config)
     return ctx
 
@@ -247,7 +247,9 @@ def test_cue_needs_is_minimal_per_config():
     assert cue_needs(algo(source="text")) == {"acc", "responses", "problems"}
     assert cue_needs(algo(partitioner="single")) == {"acc"}
     assert cue_needs(algo(uniform_boost=1.1)) == {"acc"}
-    assert cue_needs(algo()) == CUE_NEEDS == get_spec("cue_grpo").needs
+    assert cue_needs(algo()) == CUE_NEEDS == get_spec("cue_grpo").needs_for(algo())
+    # the hook asks the spec, which follows the config
+    assert get_spec("cue_grpo").needs_for(algo(source="signature")) == {"acc", "cue_sig"}
 
 
 def test_floor_mode_reaches_the_multipliers():
@@ -279,3 +281,4 @@ def test_judge_partitioner_is_used_and_falls_back_to_strategy_cue():
     got = run(data, cfg, ctx=ctx)
     np.testing.assert_allclose(got, expected(rows), atol=1e-5)
     assert ctx.metrics["cue/groups_from_text"] == len(cue_corpus.PROBLEMS)
+

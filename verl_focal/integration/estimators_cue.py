@@ -60,7 +60,7 @@ __all__ = [
 
 #: reward extra holding a response's cue signature (see verl_focal.partition.cues.signature)
 SIG_KEY = "cue_sig"
-#: what the hook fetches for our estimators (static; see :func:`cue_needs` for the minimal set per config)
+#: what the hook fetches for our estimators (the superset; the hook fetches :func:`cue_needs` of the config)
 CUE_NEEDS = frozenset({"acc", SIG_KEY, "responses", "problems"})
 _NO_TEXT = ("single", "singleton")
 
@@ -291,7 +291,7 @@ def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, n
         return advantages, advantages
 
 
-@register_estimator("cue_grpo", needs=CUE_NEEDS, prepare=prepare_cue)
+@register_estimator("cue_grpo", needs=cue_needs, prepare=prepare_cue)
 def compute_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
@@ -307,7 +307,7 @@ def compute_cue_grpo_advantage(
     return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False)
 
 
-@register_estimator("f_cue_grpo", needs=CUE_NEEDS, prepare=prepare_cue)
+@register_estimator("f_cue_grpo", needs=cue_needs, prepare=prepare_cue)
 def compute_f_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,

@@ -107,7 +107,7 @@ class FocalHookMixin:
         if spec is None:
             return super()._compute_advantage(batch, metrics)
         t0 = time.perf_counter()
-        ctx = self._focal_fetch_context(batch, spec.needs)
+        ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
         ctx.metrics["verl_focal/fetch_s"] = time.perf_counter() - t0
         _run_prepare(spec, ctx, self.config.algorithm)
         with use_context(ctx):
@@ -218,8 +218,9 @@ def install_legacy_hook(tokenizer_factory=None) -> None:
         if spec is None:
             return orig_adv(data, adv_estimator, *args, **kwargs)
         algo = kwargs.get("config")
-        tok = tokenizer() if spec.needs & {"responses", "problems"} else None
-        ctx = context_from_dataproto(data, spec.needs, tok, acc_key=_acc_key(algo) if algo is not None else "acc")
+        needs = spec.needs_for(algo if algo is not None else {})
+        tok = tokenizer() if needs & {"responses", "problems"} else None
+        ctx = context_from_dataproto(data, needs, tok, acc_key=_acc_key(algo) if algo is not None else "acc")
         _run_prepare(spec, ctx, algo)
         with use_context(ctx):
             out = orig_adv(data, adv_estimator, *args, **kwargs)
