@@ -108,12 +108,14 @@ def algo_config(base_url: str, **judge) -> object:
                              "cue": {"partitioner": "judge", "judge": j}})
 
 
-@pytest.fixture(scope="module")
-def hooked():
+@pytest.fixture
+def hooked(monkeypatch):
     from verl.trainer.ppo import ray_trainer
 
     from verl_focal.integration.trainer import install_legacy_hook
 
+    monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)  # undone after the test
+    monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)
     tok = tokenizer()
     install_legacy_hook(tokenizer_factory=lambda: tok)
     return ray_trainer, tok
