@@ -160,7 +160,19 @@ class CueConfig:
     uniform_boost: float = field(default=1.0, metadata=_doc(
         "Uniform-Boost control: multiply every correct rollout's advantage by this factor instead of "
         "redistributing (1.0 = off).", min_exclusive=0.0))
-    cue_set: str = field(default="math_v1", metadata=_doc("Version of the strategy-cue catalogue."))
+    cue_set: str = field(default="math_v1", metadata=_doc(
+        "Strategy-cue catalogue: a packaged name (math_v1) or a .yaml/.json file path; docs/cue.md."))
+    source: str = field(default="auto", metadata=_doc(
+        "Where strategy_cue reads each correct rollout from: auto = the reward extra `cue_sig` (made in the "
+        "reward workers by verl_focal.reward.compute_score with reward kwarg cue_set) when present for the "
+        "whole group, else the decoded text; signature = require `cue_sig`; text = always extract at advantage time.",
+        choices=("auto", "signature", "text")))
+    backend: str = field(default="auto", metadata=_doc(
+        "Cue-matching engine: auto = Hyperscan when installed (x86), else the regex module; both give identical "
+        "cue sequences.", choices=("auto", "regex", "hyperscan")))
+    extract_timeout: float = field(default=2.0, metadata=_doc(
+        "Time budget (s) for extracting one response's cues with the regex backend; a response over budget "
+        "joins its group's residual cluster and is counted in cue/extract_failed.", min_exclusive=0.0))
     seed: int = field(default=0, metadata=_doc("Seed for randomised partitioners (random)."))
     judge: JudgeConfig = field(default_factory=JudgeConfig, metadata=_doc("LLM-judge settings."))
 
