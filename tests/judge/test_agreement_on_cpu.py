@@ -60,7 +60,10 @@ def test_agreement_against_singleton(judge_server, tmp_path, capsys):
 
 def test_agreement_judge_down(closed_port_url, tmp_path, capsys):
     path = write(tmp_path, [{"problem": "q", "solutions": ["a", "b"]}])
-    rc = main(["agreement", path, "--base-url", closed_port_url, "--model", "m", "--against", "single"])
+    cfg = tmp_path / "judge.yaml"  # a bare judge section
+    cfg.write_text("max_retries: 0\n")
+    rc = main(["agreement", path, "--config", str(cfg), "--base-url", closed_port_url, "--model", "m",
+               "--against", "single"])
     assert rc == 1
     assert "compared: 0" in capsys.readouterr().out
 

@@ -17,7 +17,7 @@ BASE = [
 ]
 
 
-def test_check_reports_judge_problems(judge_server, closed_port_url, monkeypatch, capsys):
+def test_check_reports_judge_problems(judge_server, capsys):
     ok = [*BASE, f"algorithm.cue.judge.base_url={judge_server.base_url}", "algorithm.cue.judge.model=judge-model"]
     assert main(["check", "--skip-probe", *ok]) == 0
 
@@ -25,11 +25,4 @@ def test_check_reports_judge_problems(judge_server, closed_port_url, monkeypatch
     assert main(["check", "--skip-probe", *bad_model]) == 1
     assert "algorithm.cue.judge.model='gpt-9' is not served" in capsys.readouterr().err
 
-    down = [*BASE, f"algorithm.cue.judge.base_url={closed_port_url}", "algorithm.cue.judge.model=judge-model"]
-    assert main(["check", "--skip-probe", *down]) == 1
-    assert "is unreachable" in capsys.readouterr().err
-
-    monkeypatch.delenv("JUDGE_CLI_KEY", raising=False)
-    no_key = [*ok, "algorithm.cue.judge.api_key_env=JUDGE_CLI_KEY"]
-    assert main(["check", "--skip-probe", *no_key]) == 1
-    assert "JUDGE_CLI_KEY is not set" in capsys.readouterr().err
+    # (unreachable URL, missing key variable, 401, 404: check_judge's own tests, test_judge_parts_on_cpu.py)
