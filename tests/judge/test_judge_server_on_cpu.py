@@ -393,3 +393,14 @@ def test_prefetch_nobody_joins_still_counted_and_cached(judge_server):
         assert p.partition(SOLS, "[[orph]]") == [0, 1, 0]
         assert p.pop_metrics()["judge/cache_hit_rate"] == 1
     assert len(judge_server.requests_for("orph")) == 1
+
+
+def test_reply_cut_by_max_tokens_is_reported_as_truncated(judge_server):
+    # a completion that stopped at the token limit in the middle of its JSON
+    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": '{"groups": [{"label": "a", "mem'},
+                                    "finish_reason": "length"}]}).encode()
+    judge_server.script("cut", ("raw", body))
+    with make(judge_server) as p:
+        assert p.partition(SOLS, "[[cut]]") == [0, 1, 2]
+        m = p.pop_metrics()
+    assert fallback_counts(m) == {"truncated": 1}

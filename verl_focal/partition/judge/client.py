@@ -56,6 +56,7 @@ class CallStats:
     requests: int = 0  # HTTP attempts made
     retries: int = 0  # attempts after the first
     waited_s: float = 0.0  # time slept between attempts
+    finish_reason: str | None = None  # of the last completion received
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
@@ -153,6 +154,10 @@ class ChatClient:
                     except ValueError:
                         raise JudgeFault("malformed", "the response body is not JSON") from None
                     content = _content_of(body)
+                    try:
+                        stats.finish_reason = body["choices"][0].get("finish_reason")
+                    except (AttributeError, KeyError, IndexError, TypeError):
+                        stats.finish_reason = None
                     if content is None or not content.strip():
                         raise JudgeFault("empty", "the completion has no text")
                     return content

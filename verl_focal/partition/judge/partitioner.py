@@ -43,7 +43,7 @@ __all__ = ["JudgePartitioner", "JudgeHandle", "GroupOutcome", "FALLBACK_REASONS"
 # Every reason a group can fall back for; all are reported (zeros included) so metric keys are stable.
 FALLBACK_REASONS = (
     "timeout", "connect", "dropped", "http_429", "http_5xx", "http_4xx",
-    "malformed", "empty", "bad_indices", "deadline", "internal",
+    "malformed", "truncated", "empty", "bad_indices", "deadline", "internal",
 )
 
 
@@ -403,7 +403,10 @@ class JudgePartitioner(Partitioner):
             reply = await self._client.complete(messages, stats)
             parsed = parse_reply(reply, len(texts), c.max_repair_fraction)
         except (JudgeFault, JudgeReplyError) as e:
-            return _Pending(None, [], e.reason, time.perf_counter() - t0, stats, detail=e.detail)
+            reason = e.reason
+            if isinstance(e, JudgeReplyError) and reason == "malformed" and stats.finish_reason == "length":
+                reason = "truncated"  # the reply hit max_tokens before its JSON was complete
+            return _Pending(None, [], reason, time.perf_counter() - t0, stats, detail=e.detail)
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001
