@@ -404,3 +404,17 @@ def test_reply_cut_by_max_tokens_is_reported_as_truncated(judge_server):
         assert p.partition(SOLS, "[[cut]]") == [0, 1, 2]
         m = p.pop_metrics()
     assert fallback_counts(m) == {"truncated": 1}
+
+
+def test_server_rejecting_max_tokens_and_temperature(judge_server):
+    judge_server.reject_params = {"max_tokens", "temperature"}
+    judge_server.script("newapi", ("json", GOOD))
+    with make(judge_server, max_retries=0) as p:
+        assert p.partition(SOLS, "[[newapi]]") == [0, 1, 0]
+        assert p.partition(["x", "y"], "[[newapi]] again") == [0, 1]  # adaptations remembered: one request
+        m = p.pop_metrics()
+    bodies = [e["body"] for e in judge_server.log]
+    assert len(bodies) == 4  # rejected, rejected, accepted; then one
+    assert "max_tokens" in bodies[0] and "max_completion_tokens" in bodies[1] and "temperature" in bodies[1]
+    assert "temperature" not in bodies[2] and bodies[2]["max_completion_tokens"] == 1024 and "max_tokens" not in bodies[3]
+    assert m["judge/fallback_rate"] == 0 and m["judge/retries"] == 0
