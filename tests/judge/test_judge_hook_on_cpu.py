@@ -45,7 +45,7 @@ GOOD = {
 }
 SCRIPTS = {
     "ok": {u: ("json", GOOD[u]) for u in GOOD},
-    "slow": {u: ("sleep", 3.0, ("json", GOOD[u])) for u in GOOD},
+    "slow": {u: ("sleep", 5.0, ("json", GOOD[u])) for u in GOOD},
     "junk": {u: ("text", "They are all clever. {maybe: yes}") for u in GOOD},
 }
 # the judge's clusters (correct rows only) and the singleton fallback's
@@ -121,7 +121,7 @@ def test_step_completes_and_metrics_say_what_happened(hooked, judge_server, clos
     for uid, act in SCRIPTS.get(case, {}).items():
         judge_server.script(f"{case}_{uid}", act)
     judge = {"base_url": closed_port_url if case == "down" else judge_server.base_url, "model": "judge-model",
-             "fallback": "singleton", "timeout_s": 0.5, "max_retries": 0}
+             "fallback": "singleton", "timeout_s": 1.5, "max_retries": 0}
     cfg = OmegaConf.create({"adv_estimator": "cue_grpo", "norm_adv_by_std_in_grpo": True,
                             "cue": {"partitioner": "judge", "alpha": 1.0, "clip": None, "judge": judge}})
     out = ray_trainer.compute_advantage(batch(hooked, case), adv_estimator="cue_grpo", config=cfg)
@@ -141,5 +141,5 @@ def test_step_completes_and_metrics_say_what_happened(hooked, judge_server, clos
         assert "wrong guess" not in user["ok_g0"]
     else:
         assert m["judge/fallback_rate"] == 1.0 and m[f"judge/fallback/{reason}"] == 2
-    assert m["judge/wall_s"] < 2.5
+    assert m["judge/wall_s"] < 4.0  # the slow judge is cut at timeout_s (1.5 s), not waited for (5 s)
     shared_judge(cfg.cue).close()
