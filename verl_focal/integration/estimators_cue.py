@@ -117,12 +117,25 @@ def partitioner_for(cue: CueConfig):
     return part
 
 
+def _sig_version(part: Any) -> str | None:
+    """Catalogue version of a partitioner that can cluster from signatures, else None."""
+    if not hasattr(part, "partition_signatures"):
+        return None
+    return getattr(part, "version", None) or getattr(getattr(part, "reference", None), "version", None)
+
+
 def _usable_signatures(part: Any, sigs: Sequence[Any]) -> bool:
-    version = getattr(part, "version", None) or getattr(getattr(part, "reference", None), "version", None)
-    if version is None or not hasattr(part, "partition_signatures"):
+    version = _sig_version(part)
+    if version is None:
         return False
     prefix = f"{version}:"
     return all(isinstance(s, str) and s.startswith(prefix) for s in sigs)
+
+
+def _sanitised(part: Any, sigs: Sequence[Any]) -> list[str]:
+    """Malformed signatures (e.g. the reward's "" after a failure) become failures: residual, counted."""
+    version = _sig_version(part)
+    return [s if isinstance(s, str) and ":" in s else f"{version}:!error" for s in sigs]
 
 
 def partition_rows(
@@ -158,14 +171,19 @@ def partition_rows(
         elif cue.source != "text" and g_sigs is not None and _usable_signatures(part, g_sigs):
             labels[g_rows] = part.partition_signatures(g_sigs)
             counts["sig"] += 1
-        elif cue.source == "signature":
+        elif cue.source == "signature" and (g_sigs is None or _sig_version(part) is None):
             raise ConfigError(
-                f"algorithm.cue.source=signature but a correct rollout has no `{SIG_KEY}` reward extra from catalogue "
-                f"{cue.cue_set!r}; use verl_focal.reward.compute_score with reward kwarg cue_set={cue.cue_set!r}, "
-                "or set algorithm.cue.source=auto"
+                f"algorithm.cue.source=signature but no `{SIG_KEY}` reward extra reached the estimator "
+                f"(or partitioner {cue.partitioner!r} cannot cluster signatures); use verl_focal.reward.compute_score "
+                f"with reward kwarg cue_set={cue.cue_set!r}, or set algorithm.cue.source=auto"
             )
-        elif responses is not None:
+        elif responses is not None and cue.source != "signature":
             text_groups.append(g_rows)
+        elif g_sigs is not None and _sig_version(part) is not None:
+            # some signatures failed or come from another catalogue and there is no text:
+            # those rollouts join the residual cluster and are counted
+            labels[g_rows] = part.partition_signatures(_sanitised(part, g_sigs))
+            counts["sig"] += 1
         else:
             raise ConfigError(
                 f"algorithm.cue.partitioner={cue.partitioner!r} needs each rollout's text or `{SIG_KEY}` signature, "
