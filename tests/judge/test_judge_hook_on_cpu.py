@@ -113,7 +113,9 @@ def hooked(monkeypatch):
 
 def test_cue_grpo_is_registered_with_a_prepare_step():
     spec = get_spec("cue_grpo")
-    assert spec is not None and spec.prepare is not None and {"responses", "problems"} <= spec.needs
+    judge_cfg = OmegaConf.create({"cue": {"partitioner": "judge"}})
+    assert spec is not None and spec.prepare is not None and spec.prefetch is not None
+    assert {"responses", "problems"} <= spec.needs_for(judge_cfg)
 
 
 @pytest.mark.parametrize("case, reason", [("ok", None), ("slow", "timeout"), ("junk", "malformed"), ("down", "connect")])

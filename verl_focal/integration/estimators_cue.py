@@ -54,6 +54,7 @@ __all__ = [
     "partitioner_for",
     "partition_rows",
     "prepare_cue",
+    "prefetch_cue",
     "compute_cue_grpo_advantage",
     "compute_f_cue_grpo_advantage",
 ]
@@ -138,6 +139,12 @@ def _sanitised(part: Any, sigs: Sequence[Any]) -> list[str]:
     return [s if isinstance(s, str) and ":" in s else f"{version}:!error" for s in sigs]
 
 
+def _row_groups(gid: np.ndarray, idx: np.ndarray) -> list[np.ndarray]:
+    """Selected row indices split by group, groups in id order, rows in row order."""
+    order = idx[np.argsort(gid[idx], kind="stable")]
+    return np.split(order, np.flatnonzero(np.diff(gid[order])) + 1)
+
+
 def partition_rows(
     part: Any,
     cue: CueConfig,
@@ -158,9 +165,7 @@ def partition_rows(
     counts = {"sig": 0, "text": 0, "none": 0}
     if idx.size == 0:
         return labels, {}
-    order = idx[np.argsort(gid[idx], kind="stable")]
-    bounds = np.flatnonzero(np.diff(gid[order])) + 1
-    groups = np.split(order, bounds)
+    groups = _row_groups(gid, idx)
     text_groups: list[np.ndarray] = []
     t0 = time.perf_counter()
     for g_rows in groups:
@@ -214,6 +219,33 @@ def _active_rows(correct: np.ndarray, valid: np.ndarray, gid: np.ndarray, n_grou
     return correct & valid & active[gid]
 
 
+def _prepare_rows(ctx: AdvantageContext) -> tuple[np.ndarray, np.ndarray]:
+    """Group ids and the rows ``prepare`` partitions (correct rows of mixed groups, by ``acc``)."""
+    gid_t, n_groups = group_ids(ctx.uids)
+    gid = gid_t.numpy()
+    acc = np.asarray(ctx.acc, dtype=np.float64)
+    have = np.isfinite(acc)
+    # rows without `acc` (padding) are treated as absent here; the estimator re-checks
+    return gid, _active_rows(have & (acc > 0.5), have, gid, n_groups)
+
+
+def prefetch_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
+    """Start the judge's requests for this step early (the v1 hook calls this before the
+    old-log-prob pass); :func:`prepare_cue` later sends the same groups and joins the
+    requests still in flight, or finds the answers cached.  Other partitioners are fast
+    and need no prefetch."""
+    cue = cue_config(algorithm_config)
+    if cue.partitioner != "judge" or cue.uniform_boost != 1.0 or ctx.acc is None or ctx.responses is None:
+        return
+    part = partitioner_for(cue)
+    if not hasattr(part, "prefetch"):
+        return
+    gid, rows = _prepare_rows(ctx)
+    groups = _row_groups(gid, np.flatnonzero(rows))
+    if groups and groups[0].size:
+        part.prefetch([(None if ctx.problems is None else ctx.problems[g[0]], [ctx.responses[i] for i in g]) for g in groups])
+
+
 def prepare_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
     """Hook step before verl's advantage computation: fill ``ctx.cluster_labels`` from ``acc``.
 
@@ -222,13 +254,7 @@ def prepare_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
     cue = cue_config(algorithm_config)
     if cue.uniform_boost != 1.0 or ctx.acc is None:
         return
-    gid_t, n_groups = group_ids(ctx.uids)
-    gid = gid_t.numpy()
-    acc = np.asarray(ctx.acc, dtype=np.float64)
-    have = np.isfinite(acc)
-    correct = have & (acc > 0.5)
-    # rows without `acc` (padding) are treated as absent here; the estimator re-checks
-    rows = _active_rows(correct, have, gid, n_groups)
+    gid, rows = _prepare_rows(ctx)
     labels, metrics = partition_rows(
         partitioner_for(cue), cue, gid, rows, ctx.responses, ctx.problems, ctx.extras.get(SIG_KEY)
     )
@@ -291,7 +317,7 @@ def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, n
         return advantages, advantages
 
 
-@register_estimator("cue_grpo", needs=cue_needs, prepare=prepare_cue)
+@register_estimator("cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue)
 def compute_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
@@ -307,7 +333,7 @@ def compute_cue_grpo_advantage(
     return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False)
 
 
-@register_estimator("f_cue_grpo", needs=cue_needs, prepare=prepare_cue)
+@register_estimator("f_cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue)
 def compute_f_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
