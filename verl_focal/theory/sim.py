@@ -445,6 +445,35 @@ def write_csv(result: SimResult, path: str | os.PathLike) -> None:
             w.writerow({k: r[k] for k in fields})
 
 
+def regimes(rows: list[dict], gamma: float, frac: float = 0.8) -> tuple[int, int] | None:
+    """(first, last) N of regime II: where the mean lost mass 1 - M_ret is at least
+    ``frac`` of its maximum over the grid, for one gamma.  None if nothing was lost."""
+    sel = sorted((r for r in rows if r["gamma"] == gamma), key=lambda r: r["n"])
+    loss = np.array([1 - r["m_ret_mean"] for r in sel])
+    if loss.size == 0 or loss.max() <= 0:
+        return None
+    hit = [r["n"] for r, v in zip(sel, loss) if v >= frac * loss.max()]
+    return hit[0], hit[-1]
+
+
+def _mark_regimes(ax, rows: list[dict], gamma: float) -> None:
+    span = regimes(rows, gamma)
+    if span is None:
+        return
+    lo, hi = span
+    ax.axvspan(lo / 1.4, hi * 1.4, color="grey", alpha=0.12, lw=0)
+    box = {"facecolor": "white", "alpha": 0.7, "lw": 0}
+    tr = ax.get_xaxis_transform()
+    ax.text(np.sqrt(lo * hi), 0.5, "II", transform=tr, ha="center", fontsize=12, bbox=box)
+    ax.text(lo / 1.6, 0.5, "I", transform=tr, ha="right", fontsize=12, bbox=box)
+    sel = [r for r in rows if r["gamma"] == gamma]
+    worst = max(1 - r["m_ret_mean"] for r in sel)
+    kept = [r["n"] for r in sel if r["n"] > hi and 1 - r["m_ret_mean"] <= 0.01 * worst]
+    if kept:  # regime III: N where at most 1% of the largest loss remains
+        ax.axvspan(min(kept) / 1.4, max(kept) * 1.4, color="green", alpha=0.08, lw=0)
+        ax.text(np.sqrt(min(kept) * max(kept)), 0.5, "III", transform=tr, ha="center", fontsize=12, bbox=box)
+
+
 def plot_results(result: SimResult, path: str | os.PathLike, mu: float | None = None,
                  tau: float | None = None) -> None:
     """PNG: M_ret after training vs N (one line per gamma, seed range shaded) and a tail-miss panel.
@@ -472,18 +501,20 @@ def plot_results(result: SimResult, path: str | os.PathLike, mu: float | None = 
         lo = np.array([r["m_ret_min"] for r in sel])
         hi = np.array([r["m_ret_max"] for r in sel])
         label = f"γ={gm:g}" + (" (GRPO)" if gm == 0 else " (F-GRPO)")
-        ax1.plot(x, y, marker="o", label=label)
-        ax1.fill_between(x, lo, hi, alpha=0.2)
+        ax1.plot(x, y - 1, marker="o", label=label)
+        ax1.fill_between(x, lo - 1, hi - 1, alpha=0.2)
         # log panel: exact zeros (no correct action lost mass) are left out of the line
         loss = np.where(1 - y > 0, 1 - y, np.nan)
         ax3.plot(x, loss, marker="o", label=label)
         ax3.fill_between(x, np.where(1 - hi > 0, 1 - hi, np.nan), np.where(1 - lo > 0, 1 - lo, np.nan), alpha=0.2)
     ax1.set_xscale("log", base=2)
-    ax1.set_ylabel(f"M_ret after {cfg.steps} steps")
-    ax1.ticklabel_format(axis="y", useOffset=True)
+    ax1.set_ylabel(f"M_ret - 1 after {cfg.steps} steps")
+    ax1.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3), useOffset=False)
+    _mark_regimes(ax1, rows, cfg.gammas[0])
     ax1.set_title(f"Categorical simulation (F-GRPO App. J): K={cfg.n_actions}, |P|={cfg.n_correct}, "
                   f"η={cfg.eta:g}, objective={cfg.objective}, {len(cfg.seeds)} seed(s), "
-                  "mean and seed range", fontsize=8)
+                  "mean and seed range;\nshaded: regime II, N where the γ=" + f"{cfg.gammas[0]:g}" +
+                  " run loses >= 80% of its largest loss (II), <= 1% (III)", fontsize=8)
     ax1.grid(alpha=0.3)
     ax1.legend()
     ax3.set_yscale("log")
