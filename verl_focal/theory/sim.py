@@ -278,6 +278,36 @@ def _seed_generator(seed: int, n: int) -> torch.Generator:
     return g
 
 
+def _dense_step(z: torch.Tensor, e: torch.Tensor, zsum: torch.Tensor, counts: torch.Tensor, n: int,
+                n_correct: int, eta: float, gammas: torch.Tensor, objective: str,
+                r_correct: float, r_wrong: float) -> torch.Tensor:
+    """Same update as :func:`_sparse_step` from dense per-action counts (R, K).
+
+    Cheaper than the sparse form once N is comparable to K (fewer passes over N-sized
+    arrays).  Updates z in place; returns p_hat per row.
+    """
+    x = counts[:, :n_correct].sum(-1)
+    p_hat = x / n
+    mean_r = r_correct * p_hat + r_wrong * (1 - p_hat)
+    w = counts  # reused in place: w_i = c_i * rt_i
+    w[:, :n_correct] *= (r_correct - mean_r).unsqueeze(-1)
+    w[:, n_correct:] *= (r_wrong - mean_r).unsqueeze(-1)
+    g = cat.focal_group_weight(p_hat, gammas).unsqueeze(-1)
+    scale = eta * g / n
+    if objective == "prob":
+        s = (w * e).sum(-1, keepdim=True) / zsum  # S = sum_k w_k pi_k
+        w.sub_(s)
+        z.addcmul_(e, w * (scale / zsum))
+    else:
+        tot = w.sum(-1, keepdim=True)
+        z.add_(scale * (w - e * (tot / zsum)))
+    return p_hat
+
+
+# From this N on, the update uses dense counts (see _dense_step) instead of N-sized arrays.
+DENSE_FROM_N = 32768
+
+
 def _sorted_uniforms(gen: np.random.Generator, n: int) -> np.ndarray:
     """n sorted i.i.d. U(0,1) draws in O(n): normalised partial sums of n+1 exponentials.
 
@@ -347,11 +377,17 @@ def run_simulation(cfg: SimConfig, progress: bool = True, threads: int | None = 
                     for r in range(si * n_g, (si + 1) * n_g):
                         idx[r] = np.searchsorted(cdf_np[r], u * cdf_np[r, -1], side="right")
                 np.minimum(idx, k - 1, out=idx)
-                idx_t = torch.from_numpy(idx)
-                x = (idx_t < nc).sum(-1)
-                active += ((x > 0) & (x < n)).to(torch.float64)
-                _sparse_step(z, e, zsum, idx_t, None, n, nc, cfg.eta, gam, cfg.objective,
-                             cfg.r_correct, cfg.r_wrong)
+                if n >= DENSE_FROM_N:
+                    counts = torch.from_numpy(np.stack([np.bincount(row, minlength=k) for row in idx]).astype(np.float64))
+                    x = counts[:, :nc].sum(-1)
+                    active += ((x > 0) & (x < n)).to(torch.float64)
+                    _dense_step(z, e, zsum, counts, n, nc, cfg.eta, gam, cfg.objective, cfg.r_correct, cfg.r_wrong)
+                else:
+                    idx_t = torch.from_numpy(idx)
+                    x = (idx_t < nc).sum(-1)
+                    active += ((x > 0) & (x < n)).to(torch.float64)
+                    _sparse_step(z, e, zsum, idx_t, None, n, nc, cfg.eta, gam, cfg.objective,
+                                 cfg.r_correct, cfg.r_wrong)
                 if step % cfg.record_every == 0 or step == cfg.steps:
                     pit = torch.softmax(z, -1)
                     m = retained_correct_mass(pi0, pit, nc)
