@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from verl_focal.theory import categorical as cat
 from verl_focal.theory import sim
 
 DT = torch.float64

@@ -14,11 +14,13 @@ steps the retained correct mass
 measures how much of the initial correct mass survived where it was.
 
 Implementation: every (seed, gamma) pair of one N is a row of one batched float64
-torch computation.  Sampling is by inverse CDF: per seed, a private
-``torch.Generator`` draws N uniforms per step, and every gamma row of that seed
-reuses them (common random numbers), so a seed's trajectory does not depend on
-which other seeds or gammas run beside it, and gamma=0 vs gamma=1 differ only by
-the weighting.  Only counts per action enter the update.
+torch computation.  Sampling is by inverse CDF: per seed, a numpy Generator seeded
+from ``SeedSequence([seed, N])`` draws N sorted uniforms per step, and every gamma
+row of that seed reuses them (common random numbers), so a seed's trajectory does
+not depend on which other seeds or gammas run beside it, and gamma=0 vs gamma=1
+differ only by the weighting.  Only counts per action enter the update: the sampled
+part is scattered, the part shared by all actions is one fused dense pass (from
+N = ``DENSE_FROM_N`` on, dense per-action counts are cheaper than N-sized arrays).
 """
 
 from __future__ import annotations
@@ -48,8 +50,13 @@ __all__ = [
     "numpy_reference_step",
     "torch_step",
     "write_csv",
+    "write_json",
+    "read_results",
     "plot_results",
     "summarise",
+    "regimes",
+    "initial_masses",
+    "parse_group_sizes",
 ]
 
 PAPER_GROUP_SIZES: tuple[int, ...] = tuple(2**k for k in range(1, 18))  # 2 .. 131072
@@ -268,14 +275,6 @@ class SimResult:
         """Records of the last step only."""
         last = self.config.steps
         return [r for r in self.records if r["step"] == last]
-
-
-def _seed_generator(seed: int, n: int) -> torch.Generator:
-    # SeedSequence mixes (seed, N) deterministically, independent of Python's hash order.
-    state = np.random.SeedSequence([int(seed), int(n)]).generate_state(2, dtype=np.uint32)
-    g = torch.Generator(device="cpu")
-    g.manual_seed(int(state[0]) << 32 | int(state[1]))
-    return g
 
 
 def _dense_step(z: torch.Tensor, e: torch.Tensor, zsum: torch.Tensor, counts: torch.Tensor, n: int,
