@@ -1,10 +1,24 @@
 """verl plugin entry point (``[project.entry-points."verl.plugins"]``).
 
-verl imports this module (it does not call anything) on every ``import verl``,
-in every process.  Importing it registers our advantage estimators.  It is
-idempotent and safe to import twice (entry point + ``VERL_USE_EXTERNAL_MODULES``).
+verl imports this module -- it does not call anything -- on every
+``import verl``, in every process (driver, TaskRunner, Ray workers); verl also
+swallows import errors here at DEBUG level, which is why ``verl-focal check``
+exists.  Importing it:
+
+* registers our advantage estimators (``f_grpo``, ``cue_grpo``, ``f_cue_grpo``);
+* arranges for the hooked trainer modes (``focal_sync``, ...) to be registered
+  as soon as verl's v1 trainer package is imported.
+
+Idempotent: safe to import twice (entry point + ``VERL_USE_EXTERNAL_MODULES``).
 """
 
+from verl_focal.integration.post_import import when_imported
 from verl_focal.integration.registration import register_all
 
+
+def _register_trainers() -> None:
+    import verl_focal.integration.trainer  # noqa: F401  (registers focal_sync & co.)
+
+
 register_all()
+when_imported("verl.trainer.ppo.v1", _register_trainers)

@@ -1,0 +1,75 @@
+"""``f_grpo``: the focal estimator (F-GRPO, F-DAPO, F-CISPO) registered in verl.
+
+    Â_i = (1 − p̂_g)^γ · A_i        (F-GRPO, arXiv 2602.06717, Sec. 3.3; methods.md Sec. 2)
+
+A_i is the base group advantage (``algorithm.focal.base``: GRPO, Dr.GRPO or
+RLOO) and p̂_g the group's success rate.  F-DAPO and F-CISPO are this same
+estimator combined with verl's DAPO settings or ``loss_mode=cispo``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from verl_focal.core.focal import focal_weight
+from verl_focal.core.groups import group_advantage, group_success_rate
+from verl_focal.integration.inputs import EstimatorInputs, gather_inputs, resolve_base
+from verl_focal.integration.registration import register_estimator
+
+__all__ = ["compute_f_grpo_advantage", "focal_diagnostics"]
+
+
+def focal_diagnostics(inp: EstimatorInputs, p_hat: torch.Tensor, n: torch.Tensor, weight: torch.Tensor) -> dict[str, float]:
+    """Step metrics: how many groups carry signal and how the focal weight treats them."""
+    present = n > 0
+    n_groups = int(present.sum())
+    if n_groups == 0:
+        return {"focal/groups": 0.0}
+    p = p_hat[present]
+    active = (p > 0) & (p < 1)
+    q = torch.quantile(p, torch.tensor([0.1, 0.5, 0.9], dtype=p.dtype))
+    out = {
+        "focal/groups": float(n_groups),
+        "focal/frac_all_correct": float((p == 1).double().mean()),
+        "focal/frac_all_wrong": float((p == 0).double().mean()),
+        "focal/frac_active": float(active.double().mean()),
+        "focal/p_hat_mean": float(p.mean()),
+        "focal/p_hat_p10": float(q[0]),
+        "focal/p_hat_p50": float(q[1]),
+        "focal/p_hat_p90": float(q[2]),
+        "focal/p_hat_active_mean": float(p[active].mean()) if bool(active.any()) else 0.0,
+        "focal/weight_mean_active": float(weight[present][active].mean()) if bool(active.any()) else 0.0,
+        "focal/acc_from_extra_frac": inp.acc_rows / max(1, inp.acc_rows + inp.threshold_rows),
+    }
+    return out
+
+
+@register_estimator("f_grpo", needs=frozenset({"acc"}))
+def compute_f_grpo_advantage(
+    token_level_rewards: torch.Tensor,
+    response_mask: torch.Tensor,
+    config: Any = None,
+    index: Any = None,
+    epsilon: float = 1e-6,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Focal-weighted group advantage, broadcast over tokens and masked.
+
+    Returns ``(advantages, returns)``, both (bs, L), equal, as verl's outcome estimators do.
+    With ``algorithm.focal.gamma=0`` it equals verl's ``grpo`` / ``rloo`` (and
+    Dr.GRPO with ``norm_adv_by_std_in_grpo=false``).
+    """
+    with torch.no_grad():
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo")
+        focal = inp.sections["focal"]
+        base = resolve_base(focal.base, config)
+        adv = group_advantage(inp.scores, inp.gid, inp.n_groups, inp.valid, base=base, epsilon=epsilon)
+        p_hat, n = group_success_rate(inp.correct, inp.gid, inp.n_groups, inp.valid)
+        weight = focal_weight(p_hat, focal.gamma)
+        scalars = adv.to(torch.float64) * weight[inp.gid]
+        if inp.ctx is not None:
+            inp.ctx.metrics.update(focal_diagnostics(inp, p_hat, n, weight))
+        advantages = scalars.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask
+        return advantages, advantages

@@ -1,0 +1,121 @@
+"""What every group-relative estimator of ours does first with verl's arguments.
+
+:func:`gather_inputs` turns ``(token_level_rewards, response_mask, config,
+index)`` plus the hook's :class:`AdvantageContext` into validated, row-aligned
+tensors: scalar scores, the valid-row mask, contiguous group ids, correctness
+and the parsed config sections.  Kept separate so ``f_grpo`` and the Cue-GRPO
+estimators share one data path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from verl_focal.config.schema import ConfigError, validate_algorithm_config
+from verl_focal.core.groups import group_ids
+from verl_focal.integration.context import AdvantageContext, current_context
+
+__all__ = ["EstimatorInputs", "gather_inputs", "resolve_base", "NonFiniteRewardError"]
+
+
+class NonFiniteRewardError(ValueError):
+    """A rollout's reward is NaN or infinite."""
+
+
+@dataclass
+class EstimatorInputs:
+    scores: torch.Tensor  # (bs,) float64 summed token-level rewards
+    valid: torch.Tensor  # (bs,) float64 1 for real rows, 0 for padding rows
+    gid: torch.Tensor  # (bs,) int64 contiguous group ids
+    n_groups: int
+    correct: torch.Tensor  # (bs,) float64 0/1 (0 on padding rows)
+    acc_rows: int  # valid rows whose correctness came from the `acc` extra
+    threshold_rows: int  # valid rows whose correctness came from reward > threshold
+    sections: dict[str, Any]  # {'focal': FocalConfig, 'cue': CueConfig}
+    ctx: AdvantageContext | None
+    index: np.ndarray
+
+
+def resolve_base(base: str, config: Any) -> str:
+    """``grpo`` becomes ``drgrpo`` when ``algorithm.norm_adv_by_std_in_grpo`` is false (as in verl)."""
+    norm = True if config is None else config.get("norm_adv_by_std_in_grpo", True)
+    return "drgrpo" if base == "grpo" and not norm else base
+
+
+def gather_inputs(
+    token_level_rewards: torch.Tensor,
+    response_mask: torch.Tensor,
+    config: Any,
+    index: Any,
+    estimator: str,
+) -> EstimatorInputs:
+    """Validate verl's arguments and the hook's context; compute per-row inputs.
+
+    Correctness (methods.md Sec. 1): the ``acc`` reward extra when the hook
+    supplies it (``algorithm.focal.correctness`` auto/acc), else
+    ``reward > algorithm.focal.correct_threshold``.
+    """
+    sections = validate_algorithm_config(config if config is not None else {})
+    focal = sections["focal"]
+    if index is None:
+        raise ValueError(f"{estimator} groups rollouts by uid, but verl passed no `index`: the batch has no 'uid' column")
+    index = np.asarray(index, dtype=object)
+    if token_level_rewards.ndim != 2 or token_level_rewards.shape != response_mask.shape:
+        raise ValueError(
+            f"token_level_rewards {tuple(token_level_rewards.shape)} and response_mask "
+            f"{tuple(response_mask.shape)} must both be (batch, response_length)"
+        )
+    if len(index) != token_level_rewards.shape[0]:
+        raise ValueError(f"index has {len(index)} rows but token_level_rewards has {token_level_rewards.shape[0]}")
+
+    scores = token_level_rewards.detach().sum(dim=-1).to(torch.float64)
+    bad = ~torch.isfinite(scores)
+    if bool(bad.any()):
+        rows = torch.nonzero(bad).flatten().tolist()
+        raise NonFiniteRewardError(
+            f"{estimator}: non-finite reward {scores[rows[0]].item()} for uid {index[rows[0]]!r} "
+            f"(row {rows[0]}; {len(rows)} row(s) affected); fix the reward function for that prompt"
+        )
+    valid = response_mask.detach().ne(0).any(dim=-1).to(torch.float64)
+    gid, n_groups = group_ids(index, device=scores.device)
+
+    ctx = current_context()
+    if ctx is not None:
+        ctx.check_alignment(index)
+    acc = None if ctx is None else ctx.acc
+    if focal.correctness == "acc" and acc is None:
+        raise ConfigError(
+            f"algorithm.focal.correctness=acc but no `{focal.acc_key}` reached {estimator}: launch with "
+            "`python -m verl_focal.main_ppo` (or trainer.v1.trainer_mode=focal_sync) and use a reward function "
+            f"that returns `{focal.acc_key}`, or set algorithm.focal.correctness=auto"
+        )
+    by_threshold = (scores > focal.correct_threshold).to(torch.float64)
+    if acc is not None and focal.correctness != "reward":
+        acc_t = torch.as_tensor(acc, dtype=torch.float64, device=scores.device)
+        have = torch.isfinite(acc_t)
+        if focal.correctness == "acc" and bool((~have & (valid > 0)).any()):
+            i = int(torch.nonzero(~have & (valid > 0))[0])
+            raise ValueError(f"{estimator}: row {i} (uid {index[i]!r}) has no `{focal.acc_key}` reward extra")
+        correct = torch.where(have, (acc_t > 0.5).to(torch.float64), by_threshold)
+        acc_rows = int(((have) & (valid > 0)).sum())
+    else:
+        correct = by_threshold
+        acc_rows = 0
+    correct = correct * valid
+    n_valid = int(valid.sum())
+    return EstimatorInputs(
+        scores=scores,
+        valid=valid,
+        gid=gid,
+        n_groups=n_groups,
+        correct=correct,
+        acc_rows=acc_rows,
+        threshold_rows=n_valid - acc_rows,
+        sections=sections,
+        ctx=ctx,
+        index=index,
+    )
