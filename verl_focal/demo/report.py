@@ -89,7 +89,8 @@ def _markdown(results: dict[str, Any], summary) -> str:
         "",
         "![pass@k](pass_at_k.png) ![training accuracy](train_acc.png) ![strategy mass](strategy_mass.png)",
         "",
-        f"Wall-clock: {results['seconds']['total']:.0f} s in total ({results['seconds']['sft_and_base_eval']:.0f} s SFT + base evaluation).",
+        f"Wall-clock: {results['seconds']['total']:.0f} s in total ({results['seconds']['sft_and_base_eval']:.0f} s SFT + base "
+        f"evaluation); CPU time {results['seconds'].get('cpu', float('nan')):.0f} s (excluding `import verl`).",
     ]
     return "\n".join(lines) + "\n"
 
