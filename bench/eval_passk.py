@@ -17,10 +17,19 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
 from verl_focal.eval import DEFAULT_KS, paired_subsampling_test, pass_at_k_curve
+
+
+@contextmanager
+def timed(store: dict, key: str):
+    """Wall and CPU (process) seconds: on a shared machine the CPU time is the steadier number."""
+    w, c = time.perf_counter(), time.process_time()
+    yield
+    store[key] = (time.perf_counter() - w, time.process_time() - c)
 
 
 def loop_curve(n: int, c: np.ndarray, ks) -> list[float]:
@@ -60,41 +69,43 @@ def main() -> None:
     cb = rng.binomial(a.n, np.minimum(1, p * 1.02))
     ks = [k for k in DEFAULT_KS if k <= a.m]
 
-    t = time.perf_counter()
-    fast = pass_at_k_curve(a.n, ca, ks)
-    t_fast = time.perf_counter() - t
-    t = time.perf_counter()
-    slow = loop_curve(a.n, ca, ks)
-    t_slow = time.perf_counter() - t
+    T: dict[str, tuple[float, float]] = {}
+    with timed(T, "curve"):
+        fast = pass_at_k_curve(a.n, ca, ks)
+    with timed(T, "curve_loop"):
+        slow = loop_curve(a.n, ca, ks)
     err = float(np.max(np.abs(np.array(slow) - fast.values)))
-    print(f"pass@k curve (k={ks[0]}..{ks[-1]}, {len(ks)} points), {a.problems} problems x n={a.n}")
-    print(f"  vectorised {t_fast*1e3:9.1f} ms | math.comb loop {t_slow*1e3:9.1f} ms | ratio {t_slow/t_fast:7.1f}x | max |diff| {err:.1e}")
+    (w1, c1), (w0, c0) = T["curve"], T["curve_loop"]
+    print(f"pass@k curve (k={ks[0]}..{ks[-1]}, {len(ks)} points), {a.problems} problems x n={a.n}   [wall | cpu]")
+    print(f"  vectorised {w1*1e3:8.1f} | {c1*1e3:8.1f} ms   math.comb loop {w0*1e3:8.1f} | {c0*1e3:8.1f} ms   "
+          f"ratio {w0/w1:6.1f}x | {c0/c1:6.1f}x   max |diff| {err:.1e}")
 
-    t = time.perf_counter()
-    res = paired_subsampling_test(a.n, ca, a.n, cb, ks=[a.m], m=a.m, iterations=a.iterations, seed=a.seed)
-    t_sig = time.perf_counter() - t
+    with timed(T, "sig"):
+        res = paired_subsampling_test(a.n, ca, a.n, cb, ks=[a.m], m=a.m, iterations=a.iterations, seed=a.seed)
     # naive baseline needs the sample-level matrices
     correct_a = np.zeros((a.problems, a.n), dtype=bool)
     correct_b = np.zeros((a.problems, a.n), dtype=bool)
     for j in range(a.problems):
         correct_a[j, rng.permutation(a.n)[: ca[j]]] = True
         correct_b[j, rng.permutation(a.n)[: cb[j]]] = True
-    t = time.perf_counter()
-    for _ in range(a.loop_iterations):
-        loop_significance_iter(correct_a, correct_b, a.m, a.m, rng)
-    t_loop = (time.perf_counter() - t) / a.loop_iterations * a.iterations
+    with timed(T, "sig_loop"):
+        for _ in range(a.loop_iterations):
+            loop_significance_iter(correct_a, correct_b, a.m, a.m, rng)
+    scale = a.iterations / a.loop_iterations
+    (w1, c1), (w0, c0) = T["sig"], T["sig_loop"]
+    w0, c0 = w0 * scale, c0 * scale
     r = res[0]
-    print(f"significance pass@{a.m} (m={a.m}, {a.iterations} iterations), {a.problems} problems")
-    print(f"  vectorised {t_sig:9.2f} s  | naive loop (extrapolated from {a.loop_iterations} it.) {t_loop:9.0f} s | ratio {t_loop/t_sig:7.0f}x")
+    print(f"significance pass@{a.m} (m={a.m}, {a.iterations} iterations), {a.problems} problems   [wall | cpu]")
+    print(f"  vectorised {w1:8.2f} | {c1:8.2f} s   naive loop (extrapolated from {a.loop_iterations} it.) "
+          f"{w0:9.0f} | {c0:9.0f} s   ratio {w0/w1:7.0f}x | {c0/c1:7.0f}x")
     print(f"  delta={r.delta:+.4f} CI=[{r.ci_low:+.4f}, {r.ci_high:+.4f}] p={r.p_value:.4f}")
-    # the report's use: every grid k <= m on one MATH500-sized benchmark (general, non-binary path)
+
+    # the report's use: every grid k <= m on one MATH500-sized benchmark (general path)
     P = min(500, a.problems)
-    t = time.perf_counter()
-    paired_subsampling_test(a.n, ca[:P], a.n, cb[:P], ks=ks, m=a.m, iterations=a.iterations, seed=a.seed)
-    t_grid = time.perf_counter() - t
-    print(f"significance at all {len(ks)} grid ks, {P} problems, {a.iterations} iterations: {t_grid:.2f} s")
-    per_it = t_sig / a.iterations / a.problems * 1e9
-    print(f"  {per_it:.0f} ns per (iteration, problem) for both runs -> 500 problems x 50,000 iterations: {per_it*500*50_000/1e9:.1f} s")
+    with timed(T, "grid"):
+        paired_subsampling_test(a.n, ca[:P], a.n, cb[:P], ks=ks, m=a.m, iterations=a.iterations, seed=a.seed)
+    w, c = T["grid"]
+    print(f"significance at all {len(ks)} grid ks, {P} problems, {a.iterations} iterations: {w:.2f} s wall | {c:.2f} s cpu")
 
 
 if __name__ == "__main__":

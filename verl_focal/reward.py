@@ -13,7 +13,7 @@ The reward is binary, as in F-GRPO (arXiv 2602.06717, Sec. 4 "reward: math-verif
 0 incorrect"): ``score == acc`` in {0.0, 1.0}.  Every call returns the same keys, so verl can stack
 the reward extras: ``score``, ``acc``, ``pred`` (the extracted answer, ``""`` when none),
 ``verify_timeout`` (1.0 when the time bound cut the check short; the call then scores 0), and,
-only when ``cue_set`` is given, ``cue_sig`` and ``cue_error`` (1.0 when the signature failed).
+only when ``cue_set`` is given, ``cue_sig`` (the response's strategy-cue signature).
 
 Time bound.  math-verify bounds its own work with ``signal.alarm``, which only works in the main
 thread, and verl's reward loop calls the scorer from an executor thread.  So:
@@ -139,9 +139,21 @@ def extract_choice(text: str) -> str:
 # ----------------------------------------------------------------------------------------------
 # verification (runs under a deadline)
 # ----------------------------------------------------------------------------------------------
+def _silence_disabled_timeout_notice() -> None:
+    """math-verify warns once that its own timeouts are off; ours replace them (see module doc)."""
+    import math_verify.grader
+    import math_verify.parser
+
+    for mod in (math_verify.grader, math_verify.parser):
+        if hasattr(mod, "TIMEOUT_WARNING_SHOWN"):
+            mod.TIMEOUT_WARNING_SHOWN = True
+
+
 def _verify_math(ground_truth: str, solution_str: str, require_boxed: bool) -> tuple[float, str]:
     """(acc, pred) by math-verify; no time bound of its own (the caller sets one)."""
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+
+    _silence_disabled_timeout_notice()
 
     gold_text = normalize_answer_latex(str(ground_truth))
     gold = parse("\\boxed{" + gold_text + "}", [LatexExtractionConfig()], parsing_timeout=None)
@@ -197,9 +209,7 @@ def _score_under_alarm(kind: str, ground_truth: str, solution_str: str, require_
 
 
 def _pool_worker_init() -> None:
-    # math-verify logs a warning the first time its own timeouts are disabled; ours replace them.
-    logging.getLogger("math_verify").setLevel(logging.ERROR)
-    import math_verify  # noqa: F401  (pay the sympy import once per worker)
+    _silence_disabled_timeout_notice()  # also pays the sympy import once per worker
 
 
 _pool: cf.ProcessPoolExecutor | None = None
@@ -298,8 +308,8 @@ def compute_score(
     math-verify's ``verify``.  Multiple-choice path (:func:`is_multiple_choice`): the letter from
     :func:`extract_choice` must equal the gold letter.
 
-    Returns ``{"score", "acc", "pred", "verify_timeout"}`` (+ ``"cue_sig"``, ``"cue_error"`` when
-    ``cue_set`` is given: ``verl_focal.partition.cues.signature(solution_str, cue_set)``).  Other keyword
+    Returns ``{"score", "acc", "pred", "verify_timeout"}`` (+ ``"cue_sig"`` when ``cue_set`` is
+    given: ``verl_focal.partition.cues.signature(solution_str, cue_set)``).  Other keyword
     arguments that verl passes (e.g. ``reward_router_address``) are accepted and ignored.
     """
     if timeout_s is None or float(timeout_s) <= 0:
@@ -318,13 +328,22 @@ def compute_score(
         acc, pred, timed_out = _score_in_pool(args, hard)
     out = {"score": float(acc), "acc": float(acc), "pred": str(pred), "verify_timeout": float(timed_out)}
     if cue_set is not None:
-        out["cue_sig"], out["cue_error"] = _cue_signature(solution_str, cue_set)
+        out["cue_sig"] = _cue_signature(solution_str, cue_set)
     return out
 
 
-def _cue_signature(solution_str: str, cue_set: str) -> tuple[str, float]:
-    """(signature, error flag).  A missing module is a configuration error and raises; a failure
-    on one response is recoverable: empty signature, ``cue_error = 1.0``, a warning."""
+_CUE_VERSION: dict[str, str] = {}  # cue_set -> catalogue version, once validated in this process
+_cue_lock = threading.Lock()
+
+
+def _cue_signature(solution_str: str, cue_set: str) -> str:
+    """``verl_focal.partition.cues.signature(solution_str, cue_set)``.
+
+    The first call per process checks ``cue_set`` (a missing module or an unknown catalogue is a
+    configuration error and raises).  Later, a failure on one response is recoverable: the
+    signature becomes ``"<version>:!error"`` (the cue module's failure form, clustered as residual
+    and counted by the estimator) and a warning is logged.
+    """
     try:
         from verl_focal.partition.cues import signature
     except ImportError as e:
@@ -333,9 +352,13 @@ def _cue_signature(solution_str: str, cue_set: str) -> tuple[str, float]:
             f"({e}); install a verl-focal with the Cue-GRPO partitioner or drop "
             "+reward.custom_reward_function.reward_kwargs.cue_set"
         ) from e
+    if cue_set not in _CUE_VERSION:
+        with _cue_lock:
+            if cue_set not in _CUE_VERSION:
+                _CUE_VERSION[cue_set] = str(signature("", cue_set)).split(":", 1)[0]
     try:
-        return str(signature(solution_str, cue_set)), 0.0
+        return str(signature(solution_str, cue_set))
     except Exception as e:  # noqa: BLE001 - one bad trace must not kill a training step
-        logger.warning("verl_focal.reward: cue signature failed (%s: %s); using an empty signature",
+        logger.warning("verl_focal.reward: cue signature failed (%s: %s); marking it as an error",
                        type(e).__name__, e)
-        return "", 1.0
+        return f"{_CUE_VERSION[cue_set]}:!error"

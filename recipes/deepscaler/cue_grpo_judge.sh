@@ -6,6 +6,7 @@
 #   vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000 &   # on a separate GPU
 #   JUDGE_MODEL=Qwen/Qwen2.5-7B-Instruct bash recipes/deepscaler/cue_grpo_judge.sh
 set -euo pipefail
+export RECIPE_SCRIPT="${RECIPE_SCRIPT:-${BASH_SOURCE[0]}}"
 export RECIPE_NAME="${RECIPE_NAME:-cue_grpo_judge}"
 if [[ -z "${JUDGE_MODEL:-}" ]]; then
     echo "recipe $RECIPE_NAME: error: set JUDGE_MODEL to the model name your judge server serves" >&2

@@ -76,7 +76,7 @@ _usage() {
     local script="$1"
     sed -n '2,/^set /p' "$script" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
     echo
-    sed -n '2,/^RECIPES_LIB=/p' "${RECIPES_LIB}/common.sh" | sed -e '/^RECIPES_LIB=/d' -e 's/^# \{0,1\}//'
+    sed -n '1,/^RECIPES_LIB=/p' "${RECIPES_LIB}/common.sh" | sed -e '/^RECIPES_LIB=/d' -e 's/^# \{0,1\}//'
 }
 
 _steps_per_epoch() {
@@ -118,7 +118,7 @@ recipe_main() {
     done
     ((want_with == 0)) || _recipe_die "--with needs an override after it"
     if [[ "$mode" == help ]]; then
-        _usage "$0"
+        _usage "${RECIPE_SCRIPT:-$0}"
         exit 0
     fi
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,24 +56,32 @@ def write_eval_parquet(path: Path, problems: list[tuple[str, str, str]]) -> Path
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(autouse=True)
 def _one_torch_thread():
-    """CPU tests share 2 cores with other jobs: intra-op threads only oversubscribe them (10x slower)."""
-    import torch
-
+    """CPU tests share 2 cores with other jobs: intra-op threads only oversubscribe them (10x
+    slower generation).  Applies only while an eval test runs, and only if torch is loaded."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(old)
 
 
+@pytest.fixture()
+def parquet_writer():
+    return write_eval_parquet
+
+
 @pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory, _one_torch_thread) -> Path:
+def tiny_model(tmp_path_factory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)
 
 
 @pytest.fixture(scope="session")
-def tiny_model_b(tmp_path_factory, _one_torch_thread) -> Path:
+def tiny_model_b(tmp_path_factory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny_b") / "model", seed=1)
 
 

@@ -45,10 +45,8 @@ def test_generate_writes_n_samples_per_problem(tiny_model, eval_parquet, tmp_pat
     assert len(_lines(out)) == 15
 
 
-def test_resume_after_sigkill_has_no_duplicates(tiny_model, tmp_path):
-    from conftest import write_eval_parquet
-
-    data = write_eval_parquet(tmp_path / "many.parquet", [("verl_focal/math500", f"Compute {i} * 3.", str(3 * i)) for i in range(12)])
+def test_resume_after_sigkill_has_no_duplicates(tiny_model, tmp_path, parquet_writer):
+    data = parquet_writer(tmp_path / "many.parquet", [("verl_focal/math500", f"Compute {i} * 3.", str(3 * i)) for i in range(12)])
     out = tmp_path / "gen.jsonl"
     args = _gen_args(data, tiny_model, out, 2)
     # a forked child (torch already imported here, so no import cost) is SIGKILLed mid-way

@@ -377,6 +377,8 @@ def test_helper_errors():
     assert r.returncode == 2 and "missing data file" in r.stderr and "verl-focal prep-data" in r.stderr
     r = run("grpo.sh", "--help")
     assert r.returncode == 0 and "--dry-run" in r.stdout and "ENGINE" in r.stdout
+    r = run("f_cispo.sh", "--help")  # a wrapper shows its own description, not the wrapped script's
+    assert r.returncode == 0 and r.stdout.startswith("F-CISPO")
 
 
 def test_launch_command_and_steps_from_data(tmp_path):

@@ -209,18 +209,27 @@ def test_hard_bound_kills_a_stuck_worker(monkeypatch):
 
 
 _HAS_CUES = importlib.util.find_spec("verl_focal.partition.cues") is not None
+needs_cues = pytest.mark.skipif(not _HAS_CUES, reason="verl_focal.partition.cues (the cue helper's module) is absent")
 
 
-@pytest.mark.skipif(not _HAS_CUES, reason="verl_focal.partition.cues (cue helper's module) is not on this branch yet")
+@needs_cues
 def test_cue_signature_matches_partitioner():
     from verl_focal.partition.cues import signature
 
     text = r"Case 1: substitute $x=2$. By the Pythagorean theorem, \sqrt{2}. \boxed{2}"
-    cue_set = "default"
-    out = compute_score(MATH, text, "2", cue_set=cue_set)
-    assert set(out) == KEYS | {"cue_sig", "cue_error"}
-    assert out["cue_sig"] == str(signature(text, cue_set))
-    assert out["cue_error"] == 0.0
+    out = compute_score(MATH, text, "2", cue_set="math_v1")
+    assert set(out) == KEYS | {"cue_sig"}
+    assert out["cue_sig"] == signature(text, "math_v1")
+    assert out["cue_sig"].startswith("math_v1:")
+    # from a verl reward thread too (the scorer runs the signature in the calling thread)
+    with cf.ThreadPoolExecutor(max_workers=1) as ex:
+        assert ex.submit(compute_score, MATH, text, "2", cue_set="math_v1").result(timeout=120)["cue_sig"] == out["cue_sig"]
+
+
+@needs_cues
+def test_unknown_cue_set_is_a_configuration_error():
+    with pytest.raises(ValueError):
+        compute_score(MATH, r"\boxed{2}", "2", cue_set="no_such_catalogue_v9")
 
 
 def test_cue_set_without_partitioner_fails_loudly(monkeypatch):
@@ -238,19 +247,22 @@ def test_cue_set_without_partitioner_fails_loudly(monkeypatch):
         compute_score(MATH, r"\boxed{2}", "2", cue_set="default")
 
 
-def test_cue_signature_failure_is_recoverable(monkeypatch):
+def test_cue_signature_failure_on_one_response_is_recoverable(monkeypatch):
     import sys
     import types
 
     mod = types.ModuleType("verl_focal.partition.cues")
 
-    def boom(text, cue_set):
+    def flaky(text, cue_set):
+        if text == "":
+            return "fake_v1:"
         raise RuntimeError("bad trace")
 
-    mod.signature = boom
+    mod.signature = flaky
     monkeypatch.setitem(sys.modules, "verl_focal.partition.cues", mod)
-    out = compute_score(MATH, r"\boxed{2}", "2", cue_set="default")
-    assert out["cue_sig"] == "" and out["cue_error"] == 1.0 and out["acc"] == 1.0
+    monkeypatch.setattr(reward, "_CUE_VERSION", {})
+    out = compute_score(MATH, r"\boxed{2}", "2", cue_set="fake")
+    assert out["cue_sig"] == "fake_v1:!error" and out["acc"] == 1.0
 
 
 def test_data_source_prefix_not_claimed_by_verl():
