@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from verl_focal.theory import categorical as cat
 from verl_focal.theory import sim
 
 DT = torch.float64
@@ -74,6 +73,11 @@ def test_three_step_implementations_agree_with_autograd(objective, gamma):
     sim._sparse_step(zs, e, e.sum(-1, keepdim=True), torch.from_numpy(samples).unsqueeze(0), None, n, nc, eta, gam,
                      objective, 1.0, -1.0)
     torch.testing.assert_close(zs[0], want, rtol=1e-12, atol=1e-14)
+    zd = z.clone().unsqueeze(0)
+    e = torch.exp(zd - zd.max())
+    sim._dense_step(zd, e, e.sum(-1, keepdim=True), torch.from_numpy(counts.copy()).unsqueeze(0), n, nc, eta, gam,
+                    objective, 1.0, -1.0)
+    torch.testing.assert_close(zd[0], want, rtol=1e-12, atol=1e-14)
     if objective == "prob":
         ref = sim.numpy_reference_step(z.numpy().copy(), counts, nc, eta, gamma)
         np.testing.assert_allclose(ref, want.numpy(), rtol=1e-12, atol=1e-14)
@@ -111,6 +115,16 @@ def test_deterministic_and_independent_of_batch_composition():
     # different seeds differ
     d = sim.run_simulation(_tiny(seeds=(5,)), progress=False)
     assert [r["m_ret"] for r in d.records] != [r["m_ret"] for r in a.records if r["seed"] == 0]
+
+
+def test_dense_and_sparse_paths_give_the_same_run(monkeypatch):
+    cfg = _tiny(group_sizes=(64,), steps=8)
+    sparse = sim.run_simulation(cfg, progress=False)
+    monkeypatch.setattr(sim, "DENSE_FROM_N", 1)
+    dense = sim.run_simulation(cfg, progress=False)
+    for a, b in zip(sparse.records, dense.records):
+        assert a["m_ret"] == pytest.approx(b["m_ret"], rel=0, abs=1e-13)
+        assert a["active_fraction"] == b["active_fraction"]
 
 
 def test_records_cover_every_point():

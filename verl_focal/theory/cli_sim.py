@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from dataclasses import replace
 
-import numpy as np
 
 from .sim import (
     SimConfig,

@@ -14,11 +14,13 @@ steps the retained correct mass
 measures how much of the initial correct mass survived where it was.
 
 Implementation: every (seed, gamma) pair of one N is a row of one batched float64
-torch computation.  Sampling is by inverse CDF: per seed, a private
-``torch.Generator`` draws N uniforms per step, and every gamma row of that seed
-reuses them (common random numbers), so a seed's trajectory does not depend on
-which other seeds or gammas run beside it, and gamma=0 vs gamma=1 differ only by
-the weighting.  Only counts per action enter the update.
+torch computation.  Sampling is by inverse CDF: per seed, a numpy Generator seeded
+from ``SeedSequence([seed, N])`` draws N sorted uniforms per step, and every gamma
+row of that seed reuses them (common random numbers), so a seed's trajectory does
+not depend on which other seeds or gammas run beside it, and gamma=0 vs gamma=1
+differ only by the weighting.  Only counts per action enter the update: the sampled
+part is scattered, the part shared by all actions is one fused dense pass (from
+N = ``DENSE_FROM_N`` on, dense per-action counts are cheaper than N-sized arrays).
 """
 
 from __future__ import annotations
@@ -48,8 +50,13 @@ __all__ = [
     "numpy_reference_step",
     "torch_step",
     "write_csv",
+    "write_json",
+    "read_results",
     "plot_results",
     "summarise",
+    "regimes",
+    "initial_masses",
+    "parse_group_sizes",
 ]
 
 PAPER_GROUP_SIZES: tuple[int, ...] = tuple(2**k for k in range(1, 18))  # 2 .. 131072
@@ -270,12 +277,34 @@ class SimResult:
         return [r for r in self.records if r["step"] == last]
 
 
-def _seed_generator(seed: int, n: int) -> torch.Generator:
-    # SeedSequence mixes (seed, N) deterministically, independent of Python's hash order.
-    state = np.random.SeedSequence([int(seed), int(n)]).generate_state(2, dtype=np.uint32)
-    g = torch.Generator(device="cpu")
-    g.manual_seed(int(state[0]) << 32 | int(state[1]))
-    return g
+def _dense_step(z: torch.Tensor, e: torch.Tensor, zsum: torch.Tensor, counts: torch.Tensor, n: int,
+                n_correct: int, eta: float, gammas: torch.Tensor, objective: str,
+                r_correct: float, r_wrong: float) -> torch.Tensor:
+    """Same update as :func:`_sparse_step` from dense per-action counts (R, K).
+
+    Cheaper than the sparse form once N is comparable to K (fewer passes over N-sized
+    arrays).  Updates z in place; returns p_hat per row.
+    """
+    x = counts[:, :n_correct].sum(-1)
+    p_hat = x / n
+    mean_r = r_correct * p_hat + r_wrong * (1 - p_hat)
+    w = counts  # reused in place: w_i = c_i * rt_i
+    w[:, :n_correct] *= (r_correct - mean_r).unsqueeze(-1)
+    w[:, n_correct:] *= (r_wrong - mean_r).unsqueeze(-1)
+    g = cat.focal_group_weight(p_hat, gammas).unsqueeze(-1)
+    scale = eta * g / n
+    if objective == "prob":
+        s = (w * e).sum(-1, keepdim=True) / zsum  # S = sum_k w_k pi_k
+        w.sub_(s)
+        z.addcmul_(e, w * (scale / zsum))
+    else:
+        tot = w.sum(-1, keepdim=True)
+        z.add_(scale * (w - e * (tot / zsum)))
+    return p_hat
+
+
+# From this N on, the update uses dense counts (see _dense_step) instead of N-sized arrays.
+DENSE_FROM_N = 32768
 
 
 def _sorted_uniforms(gen: np.random.Generator, n: int) -> np.ndarray:
@@ -347,11 +376,17 @@ def run_simulation(cfg: SimConfig, progress: bool = True, threads: int | None = 
                     for r in range(si * n_g, (si + 1) * n_g):
                         idx[r] = np.searchsorted(cdf_np[r], u * cdf_np[r, -1], side="right")
                 np.minimum(idx, k - 1, out=idx)
-                idx_t = torch.from_numpy(idx)
-                x = (idx_t < nc).sum(-1)
-                active += ((x > 0) & (x < n)).to(torch.float64)
-                _sparse_step(z, e, zsum, idx_t, None, n, nc, cfg.eta, gam, cfg.objective,
-                             cfg.r_correct, cfg.r_wrong)
+                if n >= DENSE_FROM_N:
+                    counts = torch.from_numpy(np.stack([np.bincount(row, minlength=k) for row in idx]).astype(np.float64))
+                    x = counts[:, :nc].sum(-1)
+                    active += ((x > 0) & (x < n)).to(torch.float64)
+                    _dense_step(z, e, zsum, counts, n, nc, cfg.eta, gam, cfg.objective, cfg.r_correct, cfg.r_wrong)
+                else:
+                    idx_t = torch.from_numpy(idx)
+                    x = (idx_t < nc).sum(-1)
+                    active += ((x > 0) & (x < n)).to(torch.float64)
+                    _sparse_step(z, e, zsum, idx_t, None, n, nc, cfg.eta, gam, cfg.objective,
+                                 cfg.r_correct, cfg.r_wrong)
                 if step % cfg.record_every == 0 or step == cfg.steps:
                     pit = torch.softmax(z, -1)
                     m = retained_correct_mass(pi0, pit, nc)
@@ -445,6 +480,35 @@ def write_csv(result: SimResult, path: str | os.PathLike) -> None:
             w.writerow({k: r[k] for k in fields})
 
 
+def regimes(rows: list[dict], gamma: float, frac: float = 0.8) -> tuple[int, int] | None:
+    """(first, last) N of regime II: where the mean lost mass 1 - M_ret is at least
+    ``frac`` of its maximum over the grid, for one gamma.  None if nothing was lost."""
+    sel = sorted((r for r in rows if r["gamma"] == gamma), key=lambda r: r["n"])
+    loss = np.array([1 - r["m_ret_mean"] for r in sel])
+    if loss.size == 0 or loss.max() <= 0:
+        return None
+    hit = [r["n"] for r, v in zip(sel, loss) if v >= frac * loss.max()]
+    return hit[0], hit[-1]
+
+
+def _mark_regimes(ax, rows: list[dict], gamma: float) -> None:
+    span = regimes(rows, gamma)
+    if span is None:
+        return
+    lo, hi = span
+    ax.axvspan(lo / 1.4, hi * 1.4, color="grey", alpha=0.12, lw=0)
+    box = {"facecolor": "white", "alpha": 0.7, "lw": 0}
+    tr = ax.get_xaxis_transform()
+    ax.text(np.sqrt(lo * hi), 0.5, "II", transform=tr, ha="center", fontsize=12, bbox=box)
+    ax.text(lo / 1.6, 0.5, "I", transform=tr, ha="right", fontsize=12, bbox=box)
+    sel = [r for r in rows if r["gamma"] == gamma]
+    worst = max(1 - r["m_ret_mean"] for r in sel)
+    kept = [r["n"] for r in sel if r["n"] > hi and 1 - r["m_ret_mean"] <= 0.01 * worst]
+    if kept:  # regime III: N where at most 1% of the largest loss remains
+        ax.axvspan(min(kept) / 1.4, max(kept) * 1.4, color="green", alpha=0.08, lw=0)
+        ax.text(np.sqrt(min(kept) * max(kept)), 0.5, "III", transform=tr, ha="center", fontsize=12, bbox=box)
+
+
 def plot_results(result: SimResult, path: str | os.PathLike, mu: float | None = None,
                  tau: float | None = None) -> None:
     """PNG: M_ret after training vs N (one line per gamma, seed range shaded) and a tail-miss panel.
@@ -472,18 +536,20 @@ def plot_results(result: SimResult, path: str | os.PathLike, mu: float | None = 
         lo = np.array([r["m_ret_min"] for r in sel])
         hi = np.array([r["m_ret_max"] for r in sel])
         label = f"γ={gm:g}" + (" (GRPO)" if gm == 0 else " (F-GRPO)")
-        ax1.plot(x, y, marker="o", label=label)
-        ax1.fill_between(x, lo, hi, alpha=0.2)
+        ax1.plot(x, y - 1, marker="o", label=label)
+        ax1.fill_between(x, lo - 1, hi - 1, alpha=0.2)
         # log panel: exact zeros (no correct action lost mass) are left out of the line
         loss = np.where(1 - y > 0, 1 - y, np.nan)
         ax3.plot(x, loss, marker="o", label=label)
         ax3.fill_between(x, np.where(1 - hi > 0, 1 - hi, np.nan), np.where(1 - lo > 0, 1 - lo, np.nan), alpha=0.2)
     ax1.set_xscale("log", base=2)
-    ax1.set_ylabel(f"M_ret after {cfg.steps} steps")
-    ax1.ticklabel_format(axis="y", useOffset=True)
+    ax1.set_ylabel(f"M_ret - 1 after {cfg.steps} steps")
+    ax1.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3), useOffset=False)
+    _mark_regimes(ax1, rows, cfg.gammas[0])
     ax1.set_title(f"Categorical simulation (F-GRPO App. J): K={cfg.n_actions}, |P|={cfg.n_correct}, "
                   f"η={cfg.eta:g}, objective={cfg.objective}, {len(cfg.seeds)} seed(s), "
-                  "mean and seed range", fontsize=8)
+                  "mean and seed range;\nshaded: regime II, N where the γ=" + f"{cfg.gammas[0]:g}" +
+                  " run loses >= 80% of its largest loss (II), <= 1% (III)", fontsize=8)
     ax1.grid(alpha=0.3)
     ax1.legend()
     ax3.set_yscale("log")
