@@ -5,7 +5,8 @@
 Each arm trains a copy of the same (briefly fitted) policy for --steps steps of 8
 prompts; the first step is a warm-up and is not timed.  Ratios show what the
 estimator (focal weight, cue partition + credit) and the group size cost on
-top of rollout + loss.  Machine load changes the absolute numbers, not much the ratios.
+top of rollout + loss.  Costs are this process's CPU time (time.process_time), which a
+busy shared machine disturbs far less than wall time; run with --threads 1.
 """
 
 from __future__ import annotations
@@ -40,13 +41,13 @@ def main() -> None:
         arm = Arm(name, est, n, g, a)
         model = copy.deepcopy(base)
         train_rl(model, tok, train, arm, RLConfig(steps=1), seed=0)  # warm-up
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         train_rl(model, tok, train, arm, RLConfig(steps=args.steps), seed=1)
-        per_step[name] = (time.perf_counter() - t0) / args.steps
+        per_step[name] = (time.process_time() - t0) / args.steps
     ref = per_step.get("GRPO N=8")
-    print(f"{'arm':<20} {'s/step':>8} {'x GRPO N=8':>11}")
+    print(f"{'arm':<20} {'cpu s/step':>10} {'x GRPO N=8':>11}")
     for name, s in per_step.items():
-        print(f"{name:<20} {s:8.3f} {s / ref if ref else float('nan'):11.2f}")
+        print(f"{name:<20} {s:10.3f} {s / ref if ref else float('nan'):11.2f}")
 
 
 if __name__ == "__main__":

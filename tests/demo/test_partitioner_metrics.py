@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from verl_focal.demo._eval_shim import pass_at_k as shim_pass_at_k
 from verl_focal.demo.metrics import correct_set, pass_curve, retained_mass, strategy_mass
 from verl_focal.demo.task import Problem, solutions
 from verl_focal.partition import get_partitioner, list_partitioners
@@ -27,12 +26,6 @@ def test_partitioner_is_swappable_through_the_registry():
     assert again.partition(texts) == labels
 
 
-def test_pass_at_k_matches_combinatorial_definition():
-    for n, c, k in ((10, 3, 1), (10, 3, 4), (20, 0, 5), (20, 20, 7), (30, 26, 5)):
-        expect = 1.0 - math.comb(n - c, k) / math.comb(n, k)
-        assert shim_pass_at_k(n, np.array([c]), k)[0] == pytest.approx(expect, abs=1e-12)
-
-
 def test_pass_curve_extremes_and_binomial_mean():
     ks = [1, 4, 16]
     assert pass_curve(np.zeros(5), 64, ks, seed=0) == {1: 0.0, 4: 0.0, 16: 0.0}
@@ -42,6 +35,13 @@ def test_pass_curve_extremes_and_binomial_mean():
     got = pass_curve(p, 256, [1, 8], seed=1)
     assert got[1] == pytest.approx(0.1, abs=0.005)
     assert got[8] == pytest.approx(1 - 0.9**8, abs=0.01)
+    # the curve is the mean of the combinatorial definition over the binomial counts
+    from verl_focal.demo.metrics import sample_counts
+
+    p = np.array([0.05, 0.3, 0.9])
+    c = sample_counts(p, 40, seed=7)
+    expect = np.mean([1 - math.comb(40 - int(ci), 5) / math.comb(40, 5) for ci in c])
+    assert pass_curve(p, 40, [5], seed=7)[5] == pytest.approx(expect, abs=1e-12)
     with pytest.raises(ValueError, match="n >= 256"):
         pass_curve(p, 128, [256], seed=0)
 

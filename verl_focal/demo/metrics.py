@@ -29,12 +29,8 @@ import torch
 from verl_focal.demo.model import RESPONSE_LEN, encode_pairs, sequence_logprob
 from verl_focal.demo.task import STRATEGIES, Problem, solutions
 
-try:  # TEMPORARY: the eval module lands on main from branch `eval`
-    from verl_focal.eval import auc_at_k as _auc_at_k
-    from verl_focal.eval import pass_at_k as _pass_at_k
-except ImportError:  # pragma: no cover - removed once `eval` is merged
-    from verl_focal.demo._eval_shim import auc_at_k as _auc_at_k
-    from verl_focal.demo._eval_shim import pass_at_k as _pass_at_k
+from verl_focal.eval import auc_at_k as _auc_at_k
+from verl_focal.eval import pass_at_k as _pass_at_k
 
 __all__ = ["CorrectSet", "correct_set", "answer_logprobs", "strategy_mass", "pass_curve", "auc_curve", "sample_counts", "retained_mass", "RareSet", "build_rare_set", "delta_nll"]
 

@@ -52,6 +52,20 @@ def summarise(results: dict[str, Any]) -> "OrderedDict[str, dict[str, Any]]":
     return out
 
 
+_DIAG_KEYS = ("focal/weight_mean_active", "cue/frac_groups_multi_cluster", "cue/clusters_per_group", "cue/w_max")
+
+
+def _diagnostics(results: dict[str, Any]) -> "OrderedDict[str, dict[str, float]]":
+    """Per arm, the mean of a few estimator step metrics (steps where the estimator reported them)."""
+    out: "OrderedDict[str, dict[str, float]]" = OrderedDict()
+    for r in results["runs"]:
+        for key in _DIAG_KEYS:
+            vals = [h[key] for h in r["history"] if key in h and np.isfinite(h[key])]
+            if vals:
+                out.setdefault(r["arm"], {}).setdefault(key, []).extend(vals)  # type: ignore[arg-type]
+    return OrderedDict((a, {k: float(np.mean(v)) for k, v in d.items()}) for a, d in out.items())
+
+
 def _markdown(results: dict[str, Any], summary) -> str:
     cfg = results["config"]
     base = results["base"]["eval"]
@@ -76,6 +90,10 @@ def _markdown(results: dict[str, Any], summary) -> str:
         lines.append(f"| {arm} | " + " | ".join(cells) + " |")
     for sk in results.get("skipped_arms", []):
         lines.append(f"| {sk['arm']} | skipped: {sk['reason']} |" + " |" * (len(titles) - 1))
+    diag = _diagnostics(results)
+    if diag:
+        lines += ["", "Estimator diagnostics (mean over steps and seeds, from the estimators' own step metrics):", ""]
+        lines += [f"- {arm}: " + ", ".join(f"{k} = {v:.3f}" for k, v in d.items()) for arm, d in diag.items()]
     lines += [
         "",
         "Columns: pass@k on held-out problems; AUC@256 = normalised area under the pass@k curve for k=1..256 "
@@ -89,7 +107,8 @@ def _markdown(results: dict[str, Any], summary) -> str:
         "",
         "![pass@k](pass_at_k.png) ![training accuracy](train_acc.png) ![strategy mass](strategy_mass.png)",
         "",
-        f"Wall-clock: {results['seconds']['total']:.0f} s in total ({results['seconds']['sft_and_base_eval']:.0f} s SFT + base evaluation).",
+        f"Wall-clock: {results['seconds']['total']:.0f} s in total ({results['seconds']['sft_and_base_eval']:.0f} s SFT + base "
+        f"evaluation); CPU time {results['seconds'].get('cpu', float('nan')):.0f} s (excluding `import verl`).",
     ]
     return "\n".join(lines) + "\n"
 

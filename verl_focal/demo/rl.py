@@ -8,7 +8,7 @@ One step, for a batch of B training prompts each repeated N times:
    ``algorithm.adv_estimator`` set to the arm's estimator (``grpo`` or one of
    ours), inside :func:`verl_focal.integration.context.use_context` carrying
    per-row ``acc``, response texts, problems -- what our trainer hook builds in
-   a real verl run -- after the estimator's ``prepare`` step, as the hook does;
+   a real verl run -- after the estimator's ``prefetch``/``prepare`` steps, as the hook does;
 4. loss: verl's ``get_policy_loss_fn("vanilla")`` (PPO clip; it aggregates with
    verl's ``agg_loss``, token-mean) on one on-policy update (old = current
    log-probs, as in the F-GRPO small-model runs); AdamW, gradient clip 1.0.
@@ -141,8 +141,11 @@ def train_rl(model, tokenizer, problems: Sequence[Problem], arm: Arm, cfg: RLCon
             uids=np.array(uids, dtype=object), acc=acc, responses=texts, problems=[p.prompt for p in batch_probs],
             source="demo",
         )
-        if spec is not None and spec.prepare is not None:
-            spec.prepare(ctx, algo)
+        if spec is not None:  # the hook's order: prefetch (optional), then prepare
+            if getattr(spec, "prefetch", None) is not None:
+                spec.prefetch(ctx, algo)
+            if spec.prepare is not None:
+                spec.prepare(ctx, algo)
         with use_context(ctx):
             data = compute_advantage(data, adv_estimator=arm.estimator, config=algo, norm_adv_by_std_in_grpo=True)
         adv = data.batch["advantages"]
