@@ -65,16 +65,17 @@ def _run(tmp_path: Path, assets: dict, module: str, extra: list[str]) -> dict:
     return {"steps": steps, "stats": stats, "log": log, "seconds": seconds}
 
 
-def _assert_trained(run: dict, n: int = ROLLOUT_N) -> None:
-    """Steps 1..STEPS logged; weights reached the rollout after each step and moved."""
+def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True) -> None:
+    """Steps 1..STEPS logged; weights reached the rollout after each step (and moved)."""
     assert [s["step"] for s in run["steps"]] == list(range(1, STEPS + 1))
     # Update 1 is the initial sync (global step 0); one more after every training step.
     stats = run["stats"]
     assert len(stats) == STEPS + 1, stats
     assert stats[0]["global_steps"] == 0 and stats[0]["l2_from_initial"] == 0.0
     moved = [s["l2_from_initial"] for s in stats[1:]]
-    assert all(d > 1e-4 for d in moved), stats
-    assert moved[-1] != moved[0], "weights did not change in the last step"
+    if moved_expected:
+        assert all(d > 1e-4 for d in moved), stats
+        assert moved[-1] != moved[0], "weights did not change in the last step"
     # Every step sampled at least BATCH x n responses from the server.
     for before, after in zip(stats[:-1], stats[1:]):
         assert after["requests_before"] - before["requests_before"] >= BATCH * n
@@ -83,7 +84,8 @@ def _assert_trained(run: dict, n: int = ROLLOUT_N) -> None:
         # rollout log-probs come from the server's copy of the weights; the actor recomputes
         # them with its own: equal up to float noise only if the sync delivered the weights.
         assert m["training/rollout_probs_diff_max"] < 1e-2, m["training/rollout_probs_diff_max"]
-        assert m["actor/grad_norm"] > 0
+        if moved_expected:
+            assert m["actor/grad_norm"] > 0
 
 
 def _in_unit(x: float) -> bool:
@@ -187,7 +189,8 @@ def test_stock_main_ppo_reaches_f_grpo(tmp_path, assets):
         "verl.trainer.main_ppo",
         ["algorithm.adv_estimator=f_grpo", "+algorithm.focal.gamma=50"],
     )
-    _assert_trained(run)
+    # Advantages ~0 (that is the point), so the weights may not move: check the sync only.
+    _assert_trained(run, moved_expected=False)
     for s in run["steps"]:
         m = s["data"]
         assert not any(k.startswith("focal/") for k in m), "stock entry point has no hook, no diagnostics"
