@@ -73,8 +73,11 @@ def _hydra_main(config: DictConfig) -> None:
 
 
 def dry_run(overrides: list[str]) -> int:
+    import contextlib
+
     config = compose_config(overrides)
-    validate_all(config)
+    with contextlib.redirect_stdout(sys.stderr):  # verl's validate_config prints; stdout stays pure YAML
+        validate_all(config)
     print(OmegaConf.to_yaml(config, resolve=True), end="")
     return 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -60,22 +61,78 @@ class FocalConfig:
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    """``algorithm.cue.judge``: the LLM-judge partitioner (an OpenAI-compatible server)."""
+    """``algorithm.cue.judge``: the LLM-judge partitioner (an OpenAI-compatible server); docs/judge.md."""
 
     base_url: str = field(default="http://127.0.0.1:8000/v1", metadata=_doc(
-        "Base URL of an OpenAI-compatible chat-completions server (vllm serve, SGLang, hosted API)."))
-    model: str = field(default="", metadata=_doc("Model name the server knows (checked by `verl-focal check`)."))
+        "API root of an OpenAI-compatible server, ending in /v1 (vllm serve, SGLang, hosted API); "
+        "the judge posts to {base_url}/chat/completions."))
+    model: str = field(default="", metadata=_doc(
+        "Served model name, as listed by GET {base_url}/models (required when partitioner=judge; "
+        "checked by `verl-focal check`)."))
     api_key_env: str = field(default="", metadata=_doc(
-        "NAME of the environment variable holding the API key (never the key itself); empty = no key."))
-    timeout_s: float = field(default=60.0, metadata=_doc("Per-request timeout in seconds.", min_exclusive=0.0))
-    max_retries: int = field(default=2, metadata=_doc("Retries after a timeout, 429 or 5xx (with backoff).", min=0))
-    max_concurrency: int = field(default=32, metadata=_doc("Groups judged concurrently.", min=1))
+        "NAME of the environment variable holding the API key (never the key itself); empty = send no key."))
+    timeout_s: float = field(default=60.0, metadata=_doc(
+        "Limit on one whole request (connect + queue + generation + read), in seconds.", min_exclusive=0.0))
+    max_retries: int = field(default=2, metadata=_doc(
+        "Extra attempts after a timeout, refused/dropped connection, 429 or 5xx.", min=0))
+    backoff_s: float = field(default=0.5, metadata=_doc(
+        "Wait before retry k (k = 0, 1, ...) is backoff_s·2^k, unless the server sends Retry-After.", min=0.0))
+    max_backoff_s: float = field(default=8.0, metadata=_doc(
+        "Cap on one wait; a longer Retry-After makes the group fall back at once.", min=0.0))
+    max_concurrency: int = field(default=32, metadata=_doc(
+        "Requests in flight at once, over all groups of a step.", min=1))
     max_chars_per_solution: int = field(default=4000, metadata=_doc(
-        "Each solution is truncated fairly to at most this many characters.", min=1))
-    prompt_version: str = field(default="v1", metadata=_doc("Version of the judge prompt (part of the cache key)."))
+        "Mean solution budget in the prompt: at most n × this many solution characters; short solutions "
+        "are sent whole and leave their share to long ones, which are cut to one common length (head + tail).",
+        min=64))
+    prompt_version: str = field(default="v1", metadata=_doc(
+        "Version of the judge prompt (part of the cache key).", choices=("v1",)))
+    temperature: float = field(default=0.0, metadata=_doc("Sampling temperature of the judge.", min=0.0, max=2.0))
+    max_tokens: int = field(default=1024, metadata=_doc(
+        "Completion token limit (raise it for reasoning judges that think before answering).", min=16))
+    json_mode: bool = field(default=True, metadata=_doc(
+        "Send response_format={type: json_object}; switched off automatically if the server rejects it."))
+    max_repair_fraction: float = field(default=0.5, metadata=_doc(
+        "A reply whose invalid + duplicated + missing indices exceed this fraction of the solutions falls "
+        "back; below it, it is repaired (missing solutions become singletons).", min=0.0, max=1.0))
+    step_deadline_s: float = field(default=0.0, metadata=_doc(
+        "Longest a step waits for its judge answers; unfinished groups fall back. 0 = derived: "
+        "(max_retries+1)·timeout_s + max_retries·max_backoff_s + 1.", min=0.0))
     fallback: str = field(default="strategy_cue", metadata=_doc(
-        "Partitioner used for a group whose judge call failed."))
-    cache_dir: str = field(default="", metadata=_doc("Optional on-disk cache directory; empty = in-memory only."))
+        "Partitioner used for a group whose judge call failed (never `judge`); it takes algorithm.cue's "
+        "own settings (cue_set, epsilon, rho, seed), so a failed group is split as that partitioner would."))
+    cache_dir: str = field(default="", metadata=_doc(
+        "Optional on-disk cache directory (survives restarts); empty = in-memory only."))
+    cache_max_entries: int = field(default=100_000, metadata=_doc("In-memory cache size (LRU); 0 disables it.", min=0))
+
+    def derived_deadline_s(self) -> float:
+        """The step deadline: ``step_deadline_s``, or the longest a group can legitimately take."""
+        if self.step_deadline_s > 0:
+            return float(self.step_deadline_s)
+        return (self.max_retries + 1) * self.timeout_s + self.max_retries * self.max_backoff_s + 1.0
+
+    def check(self, prefix: str = "algorithm.cue.judge") -> None:
+        """Checks beyond single-field ranges; raise :class:`ConfigError` naming the key and the fix."""
+        from urllib.parse import urlsplit
+
+        u = urlsplit(self.base_url)
+        if u.scheme not in ("http", "https") or not u.netloc:
+            raise ConfigError(
+                f"{prefix}.base_url={self.base_url!r} is not an http(s) URL; give the API root of an "
+                "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1"
+            )
+        if self.api_key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.api_key_env):
+            # never echo the value: it may be a key pasted by mistake
+            raise ConfigError(
+                f"{prefix}.api_key_env must be the NAME of an environment variable (letters, digits, '_'), "
+                "not the key itself; put the key in that variable and give its name"
+            )
+        if not self.fallback:
+            raise ConfigError(f"{prefix}.fallback is empty; name a partitioner such as strategy_cue, single or singleton")
+        if self.fallback == "judge":
+            raise ConfigError(
+                f"{prefix}.fallback='judge': the fallback must not be the judge itself; use strategy_cue, single or singleton"
+            )
 
 
 @dataclass(frozen=True)
@@ -103,7 +160,19 @@ class CueConfig:
     uniform_boost: float = field(default=1.0, metadata=_doc(
         "Uniform-Boost control: multiply every correct rollout's advantage by this factor instead of "
         "redistributing (1.0 = off).", min_exclusive=0.0))
-    cue_set: str = field(default="math_v1", metadata=_doc("Version of the strategy-cue catalogue."))
+    cue_set: str = field(default="math_v1", metadata=_doc(
+        "Strategy-cue catalogue: a packaged name (math_v1) or a .yaml/.json file path; docs/cue.md."))
+    source: str = field(default="auto", metadata=_doc(
+        "Where strategy_cue reads each correct rollout from: auto = the reward extra `cue_sig` (made in the "
+        "reward workers by verl_focal.reward.compute_score with reward kwarg cue_set) when present for the "
+        "whole group, else the decoded text; signature = require `cue_sig`; text = always extract at advantage time.",
+        choices=("auto", "signature", "text")))
+    backend: str = field(default="auto", metadata=_doc(
+        "Cue-matching engine: auto = Hyperscan when installed (x86), else the regex module; both give identical "
+        "cue sequences.", choices=("auto", "regex", "hyperscan")))
+    extract_timeout: float = field(default=2.0, metadata=_doc(
+        "Time budget (s) for extracting one response's cues with the regex backend; a response over budget "
+        "joins its group's residual cluster and is counted in cue/extract_failed.", min_exclusive=0.0))
     seed: int = field(default=0, metadata=_doc("Seed for randomised partitioners (random)."))
     judge: JudgeConfig = field(default_factory=JudgeConfig, metadata=_doc("LLM-judge settings."))
 
@@ -184,6 +253,8 @@ def section_from_mapping(cls: type, data: Mapping | None, prefix: str) -> Any:
 
 
 def _cross_checks(obj: Any, prefix: str) -> None:
+    if isinstance(obj, JudgeConfig):
+        obj.check(prefix)
     if isinstance(obj, CueConfig) and obj.clip is not None:
         clip = obj.clip
         if (

@@ -115,6 +115,24 @@ class FocalHookMixin:
         metrics.update(ctx.metrics)
         return out
 
+    # -- validation: unbiased pass@k next to verl's best@k ---------------------
+    def _val_metrics_update(self, data_sources, sample_uids, reward_extra_infos_dict, sample_turns, *args, **kwargs):
+        metric_dict = super()._val_metrics_update(
+            data_sources, sample_uids, reward_extra_infos_dict, sample_turns, *args, **kwargs
+        )
+        acc_key = _acc_key(self.config.algorithm)
+        accs = reward_extra_infos_dict.get(acc_key)
+        if accs is None:
+            return metric_dict
+        try:
+            from verl_focal.integration.validation import unbiased_pass_at_k_metrics
+
+            metric_dict.update(unbiased_pass_at_k_metrics(sample_uids, accs, data_sources=data_sources))
+        except Exception as e:  # noqa: BLE001 - a metric must never end a run
+            logger.warning("verl-focal: unbiased pass@k validation metric failed: %s", e)
+            metric_dict["val-aux/unbiased_pass@k_failed"] = 1.0
+        return metric_dict
+
 
 def hooked_trainer_cls(mode: str) -> type:
     """The hooked subclass of verl's trainer for ``mode`` (a verl mode or one of ours)."""

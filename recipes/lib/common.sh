@@ -1,0 +1,213 @@
+# Shared helper of the verl-focal recipes (bash).  A recipe script does
+#
+#     RECIPE_NAME=${RECIPE_NAME:-grpo}
+#     source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+#     recipe_main "$@" -- <the recipe's own Hydra overrides (its deltas)>
+#
+# The paper's constants live in the packaged Hydra config verl_focal/config/recipe/deepscaler.yaml,
+# selected by the override +recipe=deepscaler that this helper puts first.
+# This file adds what depends on the machine, the model and the recipe, from these environment
+# variables (default in brackets):
+#
+#   MODEL              HF name or local directory                       [Qwen/Qwen2.5-7B]
+#   N                  rollouts per prompt (group size)                  [8]
+#   ENGINE             rollout engine: sglang | vllm                     [sglang]  (paper: SGLang)
+#   NNODES             nodes in the Ray cluster                          [2]
+#   GPUS_PER_NODE      GPUs per node                                     [8]       (paper: 16 x H100)
+#   ROLLOUT_TP         rollout tensor-parallel size                      [2]
+#   GPU_MEM_UTIL       rollout engine GPU memory fraction                [0.6]
+#   TRAIN_BATCH_SIZE   prompts per step                                  [256]
+#   MAX_PROMPT_LENGTH  templated prompt tokens                           [1024]
+#   MAX_RESPONSE_LENGTH response tokens                                  [per model: 8192; Qwen3-4B-Base 4096]
+#   TOKEN_LEN_FACTOR   actor ppo_max_token_len_per_gpu = factor x (prompt + response)  [2]
+#   DATA_DIR           where `verl-focal prep-data` wrote               [$VERL_FOCAL_DATA or ~/data/verl_focal]
+#   TRAIN_FILES        training parquet                                  [$DATA_DIR/deepscaler/<model tag>.parquet]
+#   VAL_FILES          comma list of validation parquets                 [the six math sets in $DATA_DIR/eval]
+#   STEPS_PER_EPOCH    steps per epoch (checkpoint + validation cadence) [rows of TRAIN_FILES // TRAIN_BATCH_SIZE,
+#                                                                         or PAPER_TRAIN_ROWS // TRAIN_BATCH_SIZE
+#                                                                         while the file is absent]
+#   EXP_NAME           experiment name                                   [<recipe>_<model tag>_n<N>]
+#   CKPT_ROOT          checkpoints go to $CKPT_ROOT/$EXP_NAME            [~/checkpoints/verl_focal]
+#   PYTHON             interpreter with verl-focal installed             [python3]
+#
+# Flags (anywhere on the command line; everything else is a Hydra override appended last):
+#   --with OVERRIDE    a recipe-level delta from a wrapper script (e.g. f_grpo.sh over grpo.sh):
+#                      placed after the wrapped recipe's deltas and before the user's overrides
+#   --dry-run          print the fully resolved verl config as YAML and exit (nothing launched)
+#   --print-overrides  print the override list, one per line, and exit (no Python started)
+#   --help             this text
+#
+# Multi-node: start Ray first (`ray start --head` on node 0, `ray start --address=<head>:6379` on
+# the others), then run the recipe on node 0 with NNODES set; verl attaches to the running cluster.
+
+RECIPES_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PAPER_TRAIN_ROWS="${PAPER_TRAIN_ROWS:-39202}"
+MATH_VAL_SETS=(aime24 aime25 amc23 math500 minerva_math olympiadbench)
+
+_recipe_die() {
+    echo "recipe ${RECIPE_NAME:-?}: error: $*" >&2
+    exit 2
+}
+
+_is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
+
+# Model presets: tag (used in file and run names), response length, extra overrides.
+_model_preset() {
+    local base
+    base="$(basename "${MODEL%/}")"
+    base="${base,,}"
+    MODEL_TAG="$base"
+    PRESET_RESPONSE_LENGTH=""
+    PRESET_OVERRIDES=()
+    case "$base" in
+        qwen2.5-7b) PRESET_RESPONSE_LENGTH=8192 ;;
+        qwen3-4b-base)
+            # paper: max response 4096 and thinking on for Qwen3-4B-Base
+            PRESET_RESPONSE_LENGTH=4096
+            PRESET_OVERRIDES=(+data.apply_chat_template_kwargs.enable_thinking=true)
+            ;;
+        llama-3.2-3b-instruct) PRESET_RESPONSE_LENGTH=8192 ;;
+        llama-3.1-8b-instruct) PRESET_RESPONSE_LENGTH=8192 ;;
+        qwen2.5-math-7b) PRESET_RESPONSE_LENGTH=3072 ;;  # 4,096-token context: 1,024 prompt + 3,072
+    esac
+}
+
+_usage() {
+    local script="$1"
+    sed -n '2,/^set /p' "$script" | sed -e '/^set /d' -e 's/^# \{0,1\}//'
+    echo
+    sed -n '1,/^RECIPES_LIB=/p' "${RECIPES_LIB}/common.sh" | sed -e '/^RECIPES_LIB=/d' -e 's/^# \{0,1\}//'
+}
+
+_steps_per_epoch() {
+    local rows=""
+    if [[ "$TRAIN_FILES" != *,* && -f "$TRAIN_FILES" ]]; then
+        rows="$("$PYTHON" -c 'import sys, pyarrow.parquet as pq; print(pq.ParquetFile(sys.argv[1]).metadata.num_rows)' \
+            "$TRAIN_FILES")" || _recipe_die "cannot read the row count of $TRAIN_FILES"
+    else
+        rows="$PAPER_TRAIN_ROWS"
+    fi
+    # verl's training dataloader drops the last partial batch
+    echo $((rows / TRAIN_BATCH_SIZE))
+}
+
+# recipe_main "$@" -- <recipe overrides>
+recipe_main() {
+    local mode=launch
+    local -a user_args=() recipe_args=() with_args=()
+    local seen_sep=0 want_with=0 a
+    for a in "$@"; do
+        if ((seen_sep)); then
+            recipe_args+=("$a")
+            continue
+        fi
+        if ((want_with)); then
+            with_args+=("$a")
+            want_with=0
+            continue
+        fi
+        case "$a" in
+            --) seen_sep=1 ;;
+            --with) want_with=1 ;;
+            --dry-run) mode=dry-run ;;
+            --print-overrides) mode=print ;;
+            -h | --help) mode=help ;;
+            -*) _recipe_die "unknown flag $a (flags: --dry-run, --print-overrides, --help; Hydra overrides have no dashes)" ;;
+            *) user_args+=("$a") ;;
+        esac
+    done
+    ((want_with == 0)) || _recipe_die "--with needs an override after it"
+    if [[ "$mode" == help ]]; then
+        _usage "${RECIPE_SCRIPT:-$0}"
+        exit 0
+    fi
+
+    PYTHON="${PYTHON:-python3}"
+    MODEL="${MODEL:-Qwen/Qwen2.5-7B}"
+    N="${N:-8}"
+    ENGINE="${ENGINE:-sglang}"
+    NNODES="${NNODES:-2}"
+    GPUS_PER_NODE="${GPUS_PER_NODE:-8}"
+    ROLLOUT_TP="${ROLLOUT_TP:-2}"
+    GPU_MEM_UTIL="${GPU_MEM_UTIL:-0.6}"
+    TRAIN_BATCH_SIZE="${TRAIN_BATCH_SIZE:-256}"
+    MAX_PROMPT_LENGTH="${MAX_PROMPT_LENGTH:-1024}"
+    TOKEN_LEN_FACTOR="${TOKEN_LEN_FACTOR:-2}"
+    DATA_DIR="${DATA_DIR:-${VERL_FOCAL_DATA:-$HOME/data/verl_focal}}"
+
+    _model_preset
+    MAX_RESPONSE_LENGTH="${MAX_RESPONSE_LENGTH:-$PRESET_RESPONSE_LENGTH}"
+    [[ -n "$MAX_RESPONSE_LENGTH" ]] || _recipe_die "no response-length preset for MODEL=$MODEL; set MAX_RESPONSE_LENGTH"
+
+    case "$ENGINE" in
+        sglang | vllm) ;;
+        *) _recipe_die "ENGINE=$ENGINE: choose sglang or vllm" ;;
+    esac
+    local v
+    for v in N NNODES GPUS_PER_NODE ROLLOUT_TP TRAIN_BATCH_SIZE MAX_PROMPT_LENGTH MAX_RESPONSE_LENGTH TOKEN_LEN_FACTOR; do
+        _is_uint "${!v}" && ((${!v} > 0)) || _recipe_die "$v=${!v} must be a positive integer"
+    done
+
+    TRAIN_FILES="${TRAIN_FILES:-$DATA_DIR/deepscaler/$MODEL_TAG.parquet}"
+    if [[ -z "${VAL_FILES:-}" ]]; then
+        local s
+        VAL_FILES=""
+        for s in "${MATH_VAL_SETS[@]}"; do VAL_FILES+="${VAL_FILES:+,}$DATA_DIR/eval/$s.parquet"; done
+    fi
+    STEPS_PER_EPOCH="${STEPS_PER_EPOCH:-$(_steps_per_epoch)}"
+    _is_uint "$STEPS_PER_EPOCH" && ((STEPS_PER_EPOCH > 0)) ||
+        _recipe_die "STEPS_PER_EPOCH=$STEPS_PER_EPOCH: fewer rows than one batch of $TRAIN_BATCH_SIZE prompts"
+    EXP_NAME="${EXP_NAME:-${RECIPE_NAME}_${MODEL_TAG}_n${N}}"
+    CKPT_ROOT="${CKPT_ROOT:-$HOME/checkpoints/verl_focal}"
+
+    local -a overrides=(
+        "+recipe=deepscaler"
+        "data.train_files=$TRAIN_FILES"
+        "data.val_files=[$VAL_FILES]"
+        "data.train_batch_size=$TRAIN_BATCH_SIZE"
+        "data.max_prompt_length=$MAX_PROMPT_LENGTH"
+        "data.max_response_length=$MAX_RESPONSE_LENGTH"
+        "actor_rollout_ref.model.path=$MODEL"
+        "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=$((TOKEN_LEN_FACTOR * (MAX_PROMPT_LENGTH + MAX_RESPONSE_LENGTH)))"
+        "actor_rollout_ref.rollout.n=$N"
+        "actor_rollout_ref.rollout.name=$ENGINE"
+        "actor_rollout_ref.rollout.tensor_model_parallel_size=$ROLLOUT_TP"
+        "actor_rollout_ref.rollout.gpu_memory_utilization=$GPU_MEM_UTIL"
+        "trainer.nnodes=$NNODES"
+        "trainer.n_gpus_per_node=$GPUS_PER_NODE"
+        "trainer.save_freq=$STEPS_PER_EPOCH"
+        "trainer.test_freq=$STEPS_PER_EPOCH"
+        "trainer.experiment_name=$EXP_NAME"
+        "trainer.default_local_dir=$CKPT_ROOT/$EXP_NAME"
+        "${PRESET_OVERRIDES[@]}"
+        "${recipe_args[@]}"
+        "${with_args[@]}"
+        "${user_args[@]}"
+    )
+
+    case "$mode" in
+        print)
+            printf '%s\n' "${overrides[@]}"
+            ;;
+        dry-run)
+            exec "$PYTHON" -m verl_focal.main_ppo --dry-run "${overrides[@]}"
+            ;;
+        launch)
+            local f
+            local -a missing=()
+            for f in ${TRAIN_FILES//,/ } ${VAL_FILES//,/ }; do
+                [[ -f "$f" ]] || missing+=("$f")
+            done
+            if ((${#missing[@]})); then
+                printf 'recipe %s: missing data file: %s\n' "$RECIPE_NAME" "${missing[@]}" >&2
+                echo "  prepare it with e.g.:  verl-focal prep-data deepscaler --tokenizer $MODEL --out $TRAIN_FILES" >&2
+                echo "                         verl-focal prep-data eval --out-dir $DATA_DIR/eval" >&2
+                exit 2
+            fi
+            if ((NNODES > 1)) && ! ray status >/dev/null 2>&1; then
+                _recipe_die "NNODES=$NNODES but no Ray cluster is running here: run 'ray start --head' on this node and 'ray start --address=<this node>:6379' on the other $((NNODES - 1)), then rerun"
+            fi
+            exec "$PYTHON" -m verl_focal.main_ppo "${overrides[@]}"
+            ;;
+    esac
+}

@@ -1,0 +1,115 @@
+"""Hydra composition of verl's real ppo_trainer.yaml with our overlay, and every bad-config path."""
+
+import dataclasses
+
+import pytest
+from hydra import compose, initialize_config_module
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import OmegaConf
+
+from verl_focal.config.schema import ConfigError, defaults_as_dict, markdown_table, validate_algorithm_config
+
+
+def test_overlay_defaults_equal_schema(composed_config):
+    cfg = composed_config()
+    yaml_sections = {k: OmegaConf.to_container(cfg.algorithm[k], resolve=True) for k in ("focal", "cue")}
+    assert yaml_sections == defaults_as_dict()
+    assert cfg.algorithm.adv_estimator == "f_grpo"
+    # verl's own defaults are intact underneath
+    assert cfg.trainer.use_v1 is True and cfg.trainer.v1.trainer_mode == "sync"
+    assert "actor_rollout_ref" in cfg and "reward" in cfg
+
+
+def test_our_keys_need_no_plus_and_verl_keys_still_compose(composed_config):
+    cfg = composed_config(["algorithm.focal.gamma=1.0", "algorithm.cue.alpha=1.0", "actor_rollout_ref.rollout.n=16"])
+    assert cfg.algorithm.focal.gamma == 1.0 and cfg.algorithm.cue.alpha == 1.0
+    assert cfg.actor_rollout_ref.rollout.n == 16
+
+
+def test_unknown_key_rejected_by_struct_mode(composed_config):
+    from hydra.errors import ConfigCompositionException
+
+    with pytest.raises(ConfigCompositionException, match="gama"):
+        composed_config(["algorithm.focal.gama=1.0"])
+
+
+def _compose_stock(overrides):
+    GlobalHydra.instance().clear()
+    with initialize_config_module(config_module="verl.trainer.config", version_base=None):
+        return compose(config_name="ppo_trainer", overrides=overrides)
+
+
+def test_stock_ppo_trainer_needs_plus_for_our_keys():
+    from hydra.errors import ConfigCompositionException
+
+    with pytest.raises(ConfigCompositionException, match="focal"):
+        _compose_stock(["algorithm.focal.gamma=0.5"])
+    cfg = _compose_stock(["algorithm.adv_estimator=f_grpo", "+algorithm.focal.gamma=0.25"])
+    sections = validate_algorithm_config(cfg.algorithm)
+    assert sections["focal"].gamma == 0.25
+    assert sections["focal"].base == "grpo"  # missing keys take schema defaults
+
+
+BAD = [
+    ({"focal": {"gamma": -0.5}}, r"algorithm.focal.gamma must be >= 0.0, got -0.5"),
+    ({"focal": {"gamma": float("nan")}}, r"algorithm.focal.gamma must be finite, got nan"),
+    ({"focal": {"gamma": "high"}}, r"algorithm.focal.gamma must be a number, got 'high'"),
+    ({"focal": {"base": "ppo"}}, r"algorithm.focal.base='ppo' is not one of \['grpo', 'drgrpo', 'rloo'\]"),
+    ({"focal": {"correctness": "yes"}}, r"algorithm.focal.correctness='yes' is not one of"),
+    ({"focal": {"correct_threshold": float("inf")}}, r"algorithm.focal.correct_threshold must be finite"),
+    ({"focal": {"gama": 1}}, r"unknown key\(s\) algorithm.focal.gama; valid keys under algorithm.focal:"),
+    ({"focal": 3}, r"algorithm.focal must be a mapping"),
+    ({"cue": {"alpha": -1}}, r"algorithm.cue.alpha must be >= 0.0"),
+    ({"cue": {"epsilon": 1.5}}, r"algorithm.cue.epsilon must be <= 1.0"),
+    ({"cue": {"rho": 0}}, r"algorithm.cue.rho must be > 0.0"),
+    ({"cue": {"clip": [2.0, 3.0]}}, r"algorithm.cue.clip must be null or \[min, max\] with 0 <= min <= 1 <= max"),
+    ({"cue": {"clip": [0.3]}}, r"algorithm.cue.clip must be null or \[min, max\]"),
+    ({"cue": {"floor_mode": "min"}}, r"algorithm.cue.floor_mode='min' is not one of \['none', 'additive', 'max'\]"),
+    ({"cue": {"renormalize": "yes"}}, r"algorithm.cue.renormalize must be true or false"),
+    ({"cue": {"seed": 1.5}}, r"algorithm.cue.seed must be an integer"),
+    ({"cue": {"uniform_boost": 0}}, r"algorithm.cue.uniform_boost must be > 0.0"),
+    ({"cue": {"judge": {"timeout_s": 0}}}, r"algorithm.cue.judge.timeout_s must be > 0.0"),
+    ({"cue": {"judge": {"max_concurrency": 0}}}, r"algorithm.cue.judge.max_concurrency must be >= 1"),
+    ({"cue": {"judge": {"api_key": "sk-123"}}}, r"unknown key\(s\) algorithm.cue.judge.api_key"),
+]
+
+
+@pytest.mark.parametrize("algo,message", BAD, ids=[m[:40] for _, m in BAD])
+def test_bad_config_messages(algo, message):
+    with pytest.raises(ConfigError, match=message):
+        validate_algorithm_config(OmegaConf.create(algo) if not isinstance(algo.get("focal"), int) else algo)
+
+
+def test_validate_all_runs_verls_own_checks(composed_config):
+    from verl_focal.main_ppo import validate_all
+
+    cfg = composed_config(["algorithm.adv_estimator=no_such_estimator"])
+    with pytest.raises(ValueError, match="no_such_estimator"):
+        validate_all(cfg)
+    cfg = composed_config(["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4"])
+    with pytest.raises(Exception, match="micro_batch"):
+        validate_all(cfg)  # verl's own: rollout/ref micro batch sizes still unset
+
+
+def test_config_reference_table_lists_every_schema_field():
+    table = markdown_table()
+    flat = []
+
+    def walk(d, prefix):
+        for k, v in d.items():
+            if isinstance(v, dict) and k != "partitioner_kwargs":
+                walk(v, f"{prefix}.{k}")
+            else:
+                flat.append(f"{prefix}.{k}")
+
+    walk(defaults_as_dict(), "algorithm")
+    for key in flat:
+        assert f"`{key}`" in table
+    assert len(table.splitlines()) == len(flat) + 2
+
+
+def test_readme_config_table_is_current():
+    import pathlib
+
+    readme = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
+    assert markdown_table() in readme, "regenerate the table: python -m verl_focal.config.schema"

@@ -1,0 +1,222 @@
+"""cue_grpo / f_cue_grpo through verl's real ``compute_advantage`` dispatch and our hooks.
+
+Uses verl (CPU).  The batch is the cue test corpus: every problem is one group whose
+correct rollouts are the corpus solutions (methods known) plus two wrong rollouts.
+Expected advantages are computed here from the formulas (GRPO by hand, the credit
+rule by loops over the known methods), not from the implementation.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "partition"))
+import cue_corpus  # noqa: E402
+
+pytest.importorskip("verl")
+from omegaconf import OmegaConf  # noqa: E402
+
+import verl_focal.plugin  # noqa: E402,F401  (registers the estimators)
+from verl import DataProto  # noqa: E402
+from verl.trainer.ppo import core_algos, ray_trainer  # noqa: E402
+from verl_focal.config.schema import ConfigError  # noqa: E402
+from verl_focal.integration.context import AdvantageContext, use_context  # noqa: E402
+from verl_focal.integration.estimators_cue import prepare_cue  # noqa: E402
+from verl_focal.integration.registration import get_spec  # noqa: E402
+from verl_focal.partition.cues import signature  # noqa: E402
+
+L = 6
+corpus_batch = cue_corpus.batch_rows
+expected = cue_corpus.reference_advantages
+
+
+def to_dataproto(rows, with_sig=True, with_acc=True):
+    n = len(rows)
+    rewards = torch.zeros(n, L)
+    mask = torch.ones(n, L)
+    for i, r in enumerate(rows):
+        rewards[i, L - 1] = r[2]
+        if r[0] == "pad":
+            mask[i] = 0
+    ntb = {"uid": np.array([r[0] for r in rows], dtype=object)}
+    if with_acc:
+        ntb["acc"] = np.array([r[2] for r in rows], dtype=object)
+    if with_sig:
+        ntb["cue_sig"] = np.array([signature(r[1]) for r in rows], dtype=object)
+    return DataProto.from_dict(tensors={"token_level_rewards": rewards, "response_mask": mask}, non_tensors=ntb)
+
+
+def algo(**cue):
+    return OmegaConf.create({"adv_estimator": "cue_grpo", "norm_adv_by_std_in_grpo": True, "cue": cue})
+
+
+def run(data, config, estimator="cue_grpo", ctx=None):
+    if ctx is None:
+        return ray_trainer.compute_advantage(data, estimator, config=config).batch["advantages"][:, -1].double().numpy()
+    with use_context(ctx):
+        out = ray_trainer.compute_advantage(data, estimator, config=config)
+    return out.batch["advantages"][:, -1].double().numpy()
+
+
+def hook_context(rows, data, config, estimator="cue_grpo", responses=True):
+    """What the trainer hook builds (responses decoded, extras from the reward), then prepare."""
+    ntb = data.non_tensor_batch
+    extras = {"cue_sig": ntb["cue_sig"]} if "cue_sig" in ntb else {}
+    ctx = AdvantageContext(
+        uids=ntb["uid"],
+        acc=np.array(ntb["acc"], dtype=float) if "acc" in ntb else None,
+        responses=[r[1] for r in rows] if responses else None,
+        extras=extras,
+    )
+    spec = get_spec(estimator)
+    assert spec.prepare is not None and {"acc", "cue_sig", "responses"} <= spec.needs
+    spec.prepare(ctx, config)
+    return ctx
+
+
+def test_registered_in_verl():
+    assert core_algos.get_adv_estimator_fn("cue_grpo") is get_spec("cue_grpo").fn
+    assert core_algos.get_adv_estimator_fn("f_cue_grpo") is get_spec("f_cue_grpo").fn
+
+
+@pytest.mark.parametrize("cue", [dict(partitioner="single"), dict(partitioner="singleton"), dict(alpha=0.0)])
+def test_reduces_to_verl_grpo(cue):
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    grpo = ray_trainer.compute_advantage(to_dataproto(rows), "grpo").batch["advantages"].double().numpy()
+    cfg = algo(**cue)
+    ctx = hook_context(rows, data, cfg)
+    with use_context(ctx):
+        got = ray_trainer.compute_advantage(data, "cue_grpo", config=cfg).batch["advantages"].double().numpy()
+    np.testing.assert_allclose(got, grpo, atol=1e-6)
+
+
+@pytest.mark.parametrize("source", ["auto", "signature", "text"])
+def test_strategy_cue_matches_formula_over_known_methods(source):
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    cfg = algo(source=source)
+    ctx = hook_context(rows, data, cfg)
+    got = run(data, cfg, ctx=ctx)
+    np.testing.assert_allclose(got, expected(rows), atol=1e-5)
+    m = ctx.metrics
+    src = m["cue/groups_from_signatures"] if source != "text" else m["cue/groups_from_text"]
+    assert src == len(cue_corpus.PROBLEMS)
+    assert m["cue/groups_partitioned"] == len(cue_corpus.PROBLEMS)
+    # every corpus group has >= 2 methods
+    assert m["cue/frac_groups_multi_cluster"] == 1.0
+    assert m["cue/w_mean"] == pytest.approx(1.0)
+    assert m["cue/credit_size_slope"] < 1.0
+    assert "cue/partition_time_s" in m
+
+
+def test_f_cue_grpo_is_focal_times_cue():
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    cfg = algo()
+    cfg.focal = {"gamma": 0.5}
+    ctx = hook_context(rows, data, cfg, "f_cue_grpo")
+    got = run(data, cfg, "f_cue_grpo", ctx)
+    np.testing.assert_allclose(got, expected(rows, gamma=0.5), atol=1e-5)
+
+
+def test_legacy_hook_end_to_end(monkeypatch):
+    """The legacy trainer hook builds the context from the DataProto, decodes text, runs prepare."""
+    from verl_focal.integration import trainer as hook
+
+    rows = corpus_batch()
+    texts = [r[1] for r in rows]
+
+    class Decoder:  # the hook decodes response token ids; here ids index the corpus texts
+        def batch_decode(self, ids, skip_special_tokens=True):
+            return [texts[i[0]] if len(i) else "" for i in ids]
+
+    data = to_dataproto(rows, with_sig=False)
+    data.batch["responses"] = torch.arange(len(rows)).unsqueeze(-1).repeat(1, L)
+    chats = np.empty(len(rows), dtype=object)
+    chats[:] = [[{"role": "user", "content": r[0]}] for r in rows]
+    data.non_tensor_batch["raw_prompt"] = chats
+    monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)
+    monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)
+    hook.install_legacy_hook(tokenizer_factory=Decoder)
+    cfg = algo()
+    out = ray_trainer.compute_advantage(data, "cue_grpo", config=cfg)
+    got = out.batch["advantages"][:, -1].double().numpy()
+    np.testing.assert_allclose(got, expected(rows), atol=1e-5)
+    metrics = out.meta_info["verl_focal_metrics"]
+    assert metrics["cue/groups_from_text"] == len(cue_corpus.PROBLEMS)
+
+
+def test_uniform_boost_scales_correct_rollouts_only():
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    cfg = algo(uniform_boost=1.25)
+    ctx = hook_context(rows, data, cfg)
+    got = run(data, cfg, ctx=ctx)
+    base = expected(rows, alpha=0.0, clip=None)
+    corr = np.array([r[2] for r in rows]) > 0.5
+    np.testing.assert_allclose(got, np.where(corr, 1.25 * base, base), atol=1e-5)
+    assert ctx.cluster_labels is None  # nothing partitioned
+
+
+def test_random_control_runs_and_preserves_mass():
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    cfg = algo(partitioner="random", seed=3)
+    ctx = hook_context(rows, data, cfg)
+    got = run(data, cfg, ctx=ctx)
+    for uid in dict.fromkeys(r[0] for r in rows):
+        idx = [i for i, r in enumerate(rows) if r[0] == uid]
+        np.testing.assert_allclose(got[idx].sum(), expected(rows, alpha=0.0, clip=None)[idx].sum(), atol=1e-5)
+
+
+def test_without_acc_the_estimator_partitions_by_reward():
+    rows = corpus_batch()
+    data = to_dataproto(rows, with_acc=False)
+    cfg = algo()
+    ctx = hook_context(rows, data, cfg)
+    assert ctx.cluster_labels is None
+    np.testing.assert_allclose(run(data, cfg, ctx=ctx), expected(rows), atol=1e-5)
+
+
+def test_prepare_rows_disagreeing_with_estimator_are_repartitioned():
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    cfg = algo()
+    cfg.focal = {"correctness": "reward"}
+    ctx = hook_context(rows, data, cfg)
+    # make one rollout's `acc` wrong: prepare sees a different correct set in that group
+    ctx.cluster_labels = np.where(np.arange(len(rows)) == 0, -1, ctx.cluster_labels)
+    got = run(data, cfg, ctx=ctx)
+    np.testing.assert_allclose(got, expected(rows), atol=1e-5)
+    assert ctx.metrics["cue/groups_repartitioned"] == 1
+
+
+def test_missing_context_is_an_error_for_text_partitioners():
+    rows = corpus_batch()
+    with pytest.raises(ConfigError, match="verl_focal.main_ppo"):
+        run(to_dataproto(rows), algo())
+    np.testing.assert_allclose(run(to_dataproto(rows), algo(partitioner="single")), expected(rows, alpha=0.0, clip=None), atol=1e-5)
+
+
+def test_signature_required_but_missing():
+    rows = corpus_batch()
+    data = to_dataproto(rows, with_sig=False)
+    cfg = algo(source="signature")
+    with pytest.raises(ConfigError, match="cue_sig"):
+        hook_context(rows, data, cfg)
+
+
+@pytest.mark.parametrize("cue,match", [(dict(alpha=-1), "alpha"), (dict(source="disk"), "source"),
+                                        (dict(partitioner="nope"), "partitioner"), (dict(cue_set="math_v0"), "cue_set")])
+def test_bad_config_is_named(cue, match):
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    with pytest.raises((ConfigError, ValueError), match=match):
+        hook_context(rows, data, algo(**cue))

@@ -1,0 +1,8 @@
+"""``verl-focal demo``: a CPU-scale RLVR experiment showing sharpening and what focal and cue credit do about it.
+
+Modules: :mod:`task` (the verifiable task, pure Python), :mod:`model` (local
+tokenizer, tiny Llama, SFT), :mod:`partitioner` (the task's strategy
+partitioner, registered as ``demo_strategy``), :mod:`rollout` and :mod:`rl`
+(the RL loop on verl's HFRollout, compute_advantage and policy loss),
+:mod:`metrics`, :mod:`experiment`, :mod:`report`, :mod:`cli`.
+"""

@@ -1,0 +1,181 @@
+"""The demo's RL loop, built from verl's own pieces (verl glue).
+
+One step, for a batch of B training prompts each repeated N times:
+
+1. rollouts: verl's ``HFRollout.generate_sequences`` (:mod:`verl_focal.demo.rollout`);
+2. reward: the task verifier, 1 correct / 0 wrong, placed on the last response token;
+3. advantages: verl's ``ray_trainer.compute_advantage`` dispatch with
+   ``algorithm.adv_estimator`` set to the arm's estimator (``grpo`` or one of
+   ours), inside :func:`verl_focal.integration.context.use_context` carrying
+   per-row ``acc``, response texts, problems -- what our trainer hook builds in
+   a real verl run -- after the estimator's ``prepare`` step, as the hook does;
+4. loss: verl's ``get_policy_loss_fn("vanilla")`` (PPO clip; it aggregates with
+   verl's ``agg_loss``, token-mean) on one on-policy update (old = current
+   log-probs, as in the F-GRPO small-model runs); AdamW, gradient clip 1.0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from omegaconf import OmegaConf
+
+from verl import DataProto
+from verl.trainer.ppo import core_algos
+from verl.trainer.ppo.ray_trainer import compute_advantage
+
+import verl_focal.demo.partitioner  # noqa: F401  (registers the `demo_strategy` partitioner)
+from verl_focal.demo.model import PROMPT_LEN, encode_prompts
+from verl_focal.demo.rollout import make_rollout, prompt_batch
+from verl_focal.demo.task import Problem, verify
+from verl_focal.integration.context import AdvantageContext, use_context
+from verl_focal.integration.registration import get_spec, register_all
+
+__all__ = ["Arm", "RLConfig", "estimator_available", "decode_responses", "train_rl", "algorithm_config"]
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One experimental arm: estimator name, group size N and its estimator settings."""
+
+    name: str
+    estimator: str
+    n: int
+    focal_gamma: float = 0.0
+    cue_alpha: float = 0.0
+
+
+@dataclass(frozen=True)
+class RLConfig:
+    steps: int = 60
+    prompts_per_step: int = 8
+    lr: float = 1e-3
+    clip_ratio: float = 0.2
+    grad_clip: float = 1.0
+    temperature: float = 1.0
+
+
+def algorithm_config(arm: Arm) -> Any:
+    """verl's ``algorithm`` section for ``arm`` (our sections ``focal`` / ``cue`` included)."""
+    cfg: dict[str, Any] = {"adv_estimator": arm.estimator, "norm_adv_by_std_in_grpo": True, "gamma": 1.0, "lam": 1.0}
+    cfg["focal"] = {"gamma": float(arm.focal_gamma), "base": "grpo", "correctness": "acc"}
+    cfg["cue"] = {"partitioner": "demo_strategy", "alpha": float(arm.cue_alpha)}
+    return OmegaConf.create(cfg)
+
+
+def _actor_config(clip_ratio: float) -> Any:
+    # The keys verl's vanilla policy loss reads from the actor config (ActorConfig), single process.
+    return OmegaConf.create(
+        {"clip_ratio": clip_ratio, "clip_ratio_low": clip_ratio, "clip_ratio_high": clip_ratio, "clip_ratio_c": 3.0,
+         "global_batch_info": {}}
+    )
+
+
+def decode_responses(tokenizer, responses: torch.Tensor) -> list[str]:
+    """Response text up to the first <eos>; a missing <eos> or a special token inside
+    gives a text the verifier rejects (so nothing is silently repaired)."""
+    eos, out = tokenizer.eos_token_id, []
+    special = {tokenizer.pad_token_id, tokenizer.bos_token_id}
+    for row in responses.tolist():
+        chars = []
+        for t in row:
+            if t == eos:
+                break
+            chars.append("?" if t in special else tokenizer.convert_ids_to_tokens(t))
+        else:
+            chars.append("…")  # ran out of length without <eos>
+        out.append("".join(chars))
+    return out
+
+
+def _token_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    ent = -(logp.exp() * logp).sum(-1)
+    return core_algos.agg_loss(loss_mat=ent, loss_mask=mask, loss_agg_mode="token-mean")
+
+
+def estimator_available(name: str) -> bool:
+    """True when ``name`` is verl's ``grpo`` or registered in verl's estimator registry (after our plugin import)."""
+    register_all()
+    return name == "grpo" or name in core_algos.ADV_ESTIMATOR_REGISTRY
+
+
+def train_rl(model, tokenizer, problems: Sequence[Problem], arm: Arm, cfg: RLConfig, seed: int, progress=None) -> list[dict[str, float]]:
+    """Run ``cfg.steps`` RL steps of ``arm`` on ``model`` in place; return per-step metrics."""
+    register_all()
+    spec = get_spec(arm.estimator)
+    if spec is None and arm.estimator not in core_algos.ADV_ESTIMATOR_REGISTRY and arm.estimator != "grpo":
+        raise ValueError(f"arm {arm.name!r}: advantage estimator {arm.estimator!r} is not registered in verl")
+    algo = algorithm_config(arm)
+    actor_cfg = _actor_config(cfg.clip_ratio)
+    loss_fn = core_algos.get_policy_loss_fn("vanilla")
+    rollout = make_rollout(model, temperature=cfg.temperature)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)  # HF sampling draws from torch's global generator
+    probs = list(problems)
+    history = []
+    for step in range(cfg.steps):
+        pick = rng.choice(len(probs), size=min(cfg.prompts_per_step, len(probs)), replace=False)
+        batch_probs = [probs[i] for i in pick for _ in range(arm.n)]
+        uids = [f"s{step}p{i}" for i in pick for _ in range(arm.n)]
+        prompt_ids = encode_prompts(tokenizer, batch_probs).to(next(model.parameters()).device)
+        out = rollout.generate_sequences(prompt_batch(prompt_ids, uids, tokenizer))
+        responses = out.batch["responses"]
+        response_mask = out.batch["attention_mask"][:, PROMPT_LEN:].float()
+        texts = decode_responses(tokenizer, responses)
+        acc = np.array([1.0 if verify(p, t) else 0.0 for p, t in zip(batch_probs, texts)])
+
+        rewards = torch.zeros_like(response_mask)
+        last = (response_mask.sum(-1).long() - 1).clamp(min=0)
+        rewards[torch.arange(len(acc), device=rewards.device), last] = torch.as_tensor(acc, dtype=rewards.dtype, device=rewards.device)
+        data = DataProto.from_dict(
+            tensors={"responses": responses, "response_mask": response_mask, "token_level_rewards": rewards},
+            non_tensors={"uid": np.array(uids, dtype=object)},
+        )
+        ctx = AdvantageContext(
+            uids=np.array(uids, dtype=object), acc=acc, responses=texts, problems=[p.prompt for p in batch_probs],
+            source="demo",
+        )
+        if spec is not None and spec.prepare is not None:
+            spec.prepare(ctx, algo)
+        with use_context(ctx):
+            data = compute_advantage(data, adv_estimator=arm.estimator, config=algo, norm_adv_by_std_in_grpo=True)
+        adv = data.batch["advantages"]
+
+        model.train()
+        input_ids = out.batch["input_ids"]
+        logits = model(input_ids=input_ids, attention_mask=out.batch["attention_mask"]).logits[:, PROMPT_LEN - 1 : -1]
+        log_prob = torch.log_softmax(logits.float(), dim=-1).gather(-1, responses[..., None]).squeeze(-1)
+        pg_loss, pg_metrics = loss_fn(
+            old_log_prob=log_prob.detach(), log_prob=log_prob, advantages=adv, response_mask=response_mask,
+            loss_agg_mode="token-mean", config=actor_cfg,
+        )
+        opt.zero_grad()
+        pg_loss.backward()
+        gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        model.eval()
+
+        row_adv = (adv * response_mask).abs().sum(-1)
+        groups = row_adv.reshape(-1, arm.n)
+        m = {
+            "step": step,
+            "train_acc": float(acc.mean()),
+            "loss": float(pg_loss.detach()),
+            "grad_norm": float(gnorm),
+            "entropy": float(_token_entropy(logits.detach(), response_mask)),
+            "zero_adv_group_frac": float((groups.sum(-1) == 0).float().mean()),
+        }
+        m.update({k: float(v) for k, v in ctx.metrics.items() if isinstance(v, (int, float))})
+        if not all(math.isfinite(v) for v in (m["loss"], m["grad_norm"])):
+            raise FloatingPointError(f"arm {arm.name}: non-finite loss/grad at step {step}: {m}")
+        history.append(m)
+        if progress is not None:
+            progress.update(1)
+            progress.set_postfix(arm=arm.name, acc=f"{m['train_acc']:.2f}")
+    return history

@@ -1,0 +1,364 @@
+"""``verl-focal eval {generate,score,report,rare-set,rare-nll}``.
+
+* ``generate``  -- sample n responses per problem of an eval parquet (vllm | sglang | transformers), resumable JSONL;
+* ``score``     -- score one folder of runs (our JSONL or verl validation dumps) and write the report;
+* ``report``    -- the report only, from already scored files;
+* ``rare-set``  -- base-model correct samples -> top 1% by base NLL -> rare set (JSONL);
+* ``rare-nll``  -- NLL of a checkpoint on the rare set -> ΔNLL_rare.
+
+Heavy imports (torch, transformers, matplotlib, backends) happen inside the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from verl_focal.eval.records import ReadStats, is_correct, latest_dump, normalise, read_jsonl, write_jsonl_line
+
+
+# ----------------------------------------------------------------------------------------------
+# argument groups
+# ----------------------------------------------------------------------------------------------
+def _add_model_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="cpu", help="transformers device (cpu, cuda, cuda:1)")
+    p.add_argument("--dtype", default="auto", help="model dtype: auto | float32 | bfloat16 | float16")
+
+
+def _add_runs_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runs", help="folder with one entry per run: <run>.jsonl, or <run>/ holding *.jsonl files "
+                                  "(one per benchmark) or a verl validation_data_dir (<step>.jsonl)")
+    p.add_argument("--run", action="append", default=[], metavar="NAME=PATH",
+                   help="a run given explicitly (file or folder as above); repeatable")
+    p.add_argument("--step", type=int, help="for verl validation_data_dir runs: the step to read (default: latest)")
+    p.add_argument("--data-source", default="unknown",
+                   help="data_source for lines that carry none (verl dumps without a data_source reward extra)")
+    p.add_argument("--out", required=True, help="output folder for table.md, results.csv, significance.csv, passk.png")
+
+
+def _add_report_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", help="run the others are tested against (default: the first run by name)")
+    p.add_argument("--k-max", type=int, default=256, help="largest k of the curves and the table (default 256)")
+    p.add_argument("--ood", default=",".join(("gpqa", "ifeval", "synlogic")),
+                   help="comma list of substrings marking out-of-domain data sources (case-insensitive)")
+    p.add_argument("--m", type=int, help="subsample size of the significance test (default min(256, n/4))")
+    p.add_argument("--iterations", type=int, default=50_000, help="subsampling iterations (default 50,000)")
+    p.add_argument("--alpha", type=float, default=0.05, help="two-sided significance level (default 0.05)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the significance test")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="eval_command", required=True, metavar="{generate,score,report,rare-set,rare-nll}")
+
+    g = sub.add_parser("generate", help="sample n responses per problem into a resumable JSONL")
+    g.add_argument("--data", required=True, help="evaluation parquet (verl RL schema, from `verl-focal prep-data`)")
+    g.add_argument("--model", required=True, help="model folder (Hugging Face format)")
+    g.add_argument("--out", required=True, help="output JSONL (resumed if it exists)")
+    g.add_argument("--n", type=int, default=1024, help="samples per problem (paper: 1024)")
+    g.add_argument("--backend", choices=["vllm", "sglang", "transformers"], default="vllm")
+    g.add_argument("--temperature", type=float, default=1.0)
+    g.add_argument("--top-p", type=float, default=1.0)
+    g.add_argument("--max-tokens", type=int, default=8192, help="response length as trained (paper: 8192; 4096 for Qwen3-4B-Base)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--problems-per-call", type=int, help="problems per backend call between flushes (default: 64 vllm/sglang, 1 transformers)")
+    g.add_argument("--batch-size", type=int, default=16, help="transformers: sequences per generate() call")
+    g.add_argument("--tp", type=int, default=1, help="vllm/sglang tensor parallel size")
+    g.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    g.add_argument("--max-model-len", type=int)
+    g.add_argument("--limit", type=int, help="only the first N problems")
+    g.add_argument("--chat-template-kwargs", default="{}", help='JSON, e.g. \'{"enable_thinking": true}\'')
+    g.add_argument("--overwrite", action="store_true", help="start again instead of resuming")
+    g.add_argument("--no-progress", action="store_true")
+    _add_model_opts(g)
+
+    s = sub.add_parser("score", help="score a folder of runs and write table, CSV, plot and significance")
+    _add_runs_opts(s)
+    _add_report_opts(s)
+    s.add_argument("--scorer", default="verl_focal.reward:compute_score", help="module:function with verl's compute_score signature")
+    s.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (0 = in this process)")
+    s.add_argument("--timeout-s", type=float, default=10.0, help="time limit per answer (seconds)")
+    s.add_argument("--no-progress", action="store_true")
+
+    r = sub.add_parser("report", help="table, CSV, plot and significance from already scored files")
+    _add_runs_opts(r)
+    _add_report_opts(r)
+
+    rs = sub.add_parser("rare-set", help="top fraction of correct base-model samples by base NLL")
+    src = rs.add_mutually_exclusive_group(required=True)
+    src.add_argument("--generations", nargs="+", help="JSONL from `eval generate` with the base model (scored or not)")
+    src.add_argument("--data", help="training-prompt parquet: sample from the base model first (transformers/vllm)")
+    rs.add_argument("--model", required=True, help="the base model folder")
+    rs.add_argument("--out", required=True, help="rare-set JSONL to write")
+    rs.add_argument("--top-frac", type=float, default=0.01, help="fraction kept, highest base NLL first (paper: 0.01)")
+    rs.add_argument("--n", type=int, default=800, help="with --data: samples per prompt (paper: 800)")
+    rs.add_argument("--limit", type=int, help="with --data: only the first N prompts (paper: 256)")
+    rs.add_argument("--backend", choices=["vllm", "sglang", "transformers"], default="vllm")
+    rs.add_argument("--max-tokens", type=int, default=8192)
+    rs.add_argument("--seed", type=int, default=0)
+    rs.add_argument("--batch-size", type=int, default=16)
+    rs.add_argument("--scorer", default="verl_focal.reward:compute_score")
+    rs.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    rs.add_argument("--timeout-s", type=float, default=10.0)
+    rs.add_argument("--max-tokens-per-batch", type=int, default=16384, help="NLL batching token budget")
+    rs.add_argument("--no-progress", action="store_true")
+    _add_model_opts(rs)
+
+    rn = sub.add_parser("rare-nll", help="ΔNLL_rare of a checkpoint on a rare set")
+    rn.add_argument("--rare-set", required=True, help="JSONL from `eval rare-set`")
+    rn.add_argument("--model", required=True, help="checkpoint folder (Hugging Face format)")
+    rn.add_argument("--out", help="write the result as JSON here too")
+    rn.add_argument("--max-tokens-per-batch", type=int, default=16384)
+    rn.add_argument("--no-progress", action="store_true")
+    _add_model_opts(rn)
+
+
+# ----------------------------------------------------------------------------------------------
+# run discovery
+# ----------------------------------------------------------------------------------------------
+def _run_files(path: Path, step: int | None) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(f"run path {path} does not exist")
+    stepped = [p for p in path.glob("*.jsonl") if p.stem.isdigit()]
+    if stepped:  # a verl validation_data_dir
+        if step is not None:
+            f = path / f"{step}.jsonl"
+            if not f.exists():
+                raise FileNotFoundError(f"--step {step}: {f} does not exist (steps: {sorted(int(p.stem) for p in stepped)})")
+            return [f]
+        return [latest_dump(path)]
+    files = sorted(path.glob("*.jsonl"))
+    if not files:
+        raise FileNotFoundError(f"run folder {path} holds no *.jsonl files")
+    return files
+
+
+def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
+                  exclude: str | None = None) -> dict[str, list[Path]]:
+    """Run name -> its JSONL files, from ``--runs DIR`` entries and ``--run NAME=PATH`` options.
+
+    ``exclude`` (the output folder) is never taken for a run, so ``--out`` may sit inside ``--runs``.
+    """
+    out: dict[str, list[Path]] = {}
+    skip = Path(exclude).resolve() if exclude else None
+    if runs_dir:
+        d = Path(runs_dir)
+        if not d.is_dir():
+            raise FileNotFoundError(f"--runs {d}: not a folder")
+        for entry in sorted(d.iterdir()):
+            if entry.name.startswith(".") or entry.name.endswith(".meta.json") or entry.resolve() == skip:
+                continue
+            if entry.is_file() and entry.suffix == ".jsonl":
+                out[entry.stem] = [entry]
+            elif entry.is_dir():
+                out[entry.name] = _run_files(entry, step)
+    for spec in explicit:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--run {spec!r}: expected NAME=PATH")
+        out[name] = _run_files(Path(path), step)
+    if not out:
+        raise ValueError("no runs: give --runs DIR (with <run>.jsonl files or <run>/ folders) or --run NAME=PATH")
+    return out
+
+
+def load_run(files: list[Path], default_data_source: str) -> tuple[list[dict], dict]:
+    """Records of one run (normalised) and a count of skipped lines per reason."""
+    records: list[dict] = []
+    skipped = {"malformed_json": 0, "missing_fields": 0, "where": []}
+    for f in files:
+        st = ReadStats()
+        for rec in read_jsonl(f, st):
+            try:
+                records.append(normalise(rec, default_data_source))
+            except KeyError:
+                skipped["missing_fields"] += 1
+                if len(skipped["where"]) < 10:
+                    skipped["where"].append(f"{f.name}: record {st.records} lacks uid/response")
+        skipped["malformed_json"] += st.malformed
+        skipped["where"] += [f"{f.name}:{ln}" for ln in st.malformed_lines[: max(0, 10 - len(skipped['where']))]]
+    return records, skipped
+
+
+def _report_from_records(args, runs: dict[str, list[dict]], extra: dict) -> int:
+    from verl_focal.eval.records import count_correct
+    from verl_focal.eval.report import build_report, render_table, write_report
+
+    counts = {}
+    for name, recs in runs.items():
+        if not recs:
+            print(f"run {name}: no usable records, left out", file=sys.stderr)
+            continue
+        try:
+            counts[name] = count_correct(recs)
+        except KeyError as e:
+            raise SystemExit(f"run {name}: {e.args[0]}")
+    baseline = args.baseline
+    if baseline is None and len(counts) > 1:
+        baseline = sorted(counts)[0]
+    report = build_report(counts, baseline=baseline, k_max=args.k_max,
+                          ood=[s for s in args.ood.split(",") if s], m=args.m, iterations=args.iterations,
+                          alpha=args.alpha, seed=args.seed)
+    paths = write_report(report, args.out, extra=extra)
+    print(render_table(report))
+    for k, p in paths.items():
+        print(f"{k:>12}: {p}")
+    return 0
+
+
+def _print_skips(name: str, skipped: dict) -> None:
+    n = skipped["malformed_json"] + skipped["missing_fields"]
+    if n:
+        print(f"run {name}: skipped {n} malformed line(s) ({skipped['malformed_json']} not JSON objects, "
+              f"{skipped['missing_fields']} without uid/response), e.g. {', '.join(skipped['where'][:5])}",
+              file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------------------------
+# commands
+# ----------------------------------------------------------------------------------------------
+def _cmd_generate(args) -> int:
+    from verl_focal.eval.backends import SamplingConfig
+    from verl_focal.eval.generate import run_generate
+
+    sampling = SamplingConfig(args.temperature, args.top_p, args.max_tokens, args.seed)
+    if args.backend == "transformers":
+        bkw = {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype}
+        ppc = args.problems_per_call or 1
+    else:
+        bkw = {"tensor_parallel_size": args.tp, "gpu_memory_utilization": args.gpu_memory_utilization,
+               "max_model_len": args.max_model_len, "dtype": args.dtype}
+        ppc = args.problems_per_call or 64
+    try:
+        tk = json.loads(args.chat_template_kwargs)
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"--chat-template-kwargs is not JSON ({e}): {args.chat_template_kwargs!r}")
+    summary = run_generate(args.data, args.model, args.out, args.n, backend=args.backend, sampling=sampling,
+                           problems_per_call=ppc, limit=args.limit, overwrite=args.overwrite,
+                           progress=not args.no_progress, backend_kwargs=bkw, chat_template_kwargs=tk)
+    if summary["cut_bytes"]:
+        print(f"removed a partial last line ({summary['cut_bytes']} bytes) left by an interrupted run", file=sys.stderr)
+    print(f"{summary['out']}: {summary['problems']} problems x {args.n}; kept {summary['kept']} samples, "
+          f"wrote {summary['written']}")
+    return 0
+
+
+def _cmd_score(args) -> int:
+    from verl_focal.eval.scoring import score_records
+
+    files = discover_runs(args.runs, args.run, args.step, exclude=args.out)
+    scored_dir = Path(args.out) / "scored"
+    scored_dir.mkdir(parents=True, exist_ok=True)
+    runs, extra = {}, {"scoring": {}}
+    for name, fl in files.items():
+        recs, skipped = load_run(fl, args.data_source)
+        _print_skips(name, skipped)
+        statuses = score_records(recs, scorer=args.scorer, workers=args.workers, timeout_s=args.timeout_s,
+                                 progress=not args.no_progress)
+        info = {"files": [str(f) for f in fl], "answers": len(recs), "statuses": dict(statuses),
+                "skipped_lines": skipped["malformed_json"] + skipped["missing_fields"]}
+        extra["scoring"][name] = info
+        print(f"run {name}: scored {len(recs)} answers {dict(sorted(statuses.items()))}; "
+              f"skipped {info['skipped_lines']} malformed line(s)")
+        with open(scored_dir / f"{name}.jsonl", "w", encoding="utf-8") as fh:
+            for rec in recs:
+                write_jsonl_line(fh, {k: v for k, v in rec.items() if k != "prompt_text"})
+        runs[name] = recs
+    return _report_from_records(args, runs, extra)
+
+
+def _cmd_report(args) -> int:
+    files = discover_runs(args.runs, args.run, args.step, exclude=args.out)
+    runs, extra = {}, {"skipped_lines": {}}
+    for name, fl in files.items():
+        recs, skipped = load_run(fl, args.data_source)
+        _print_skips(name, skipped)
+        unscored = sum(1 for r in recs if r.get("acc") is None and r.get("score") is None)
+        if unscored:
+            raise SystemExit(f"run {name}: {unscored} record(s) have no 'acc'/'score'; run `verl-focal eval score` instead")
+        extra["skipped_lines"][name] = skipped["malformed_json"] + skipped["missing_fields"]
+        runs[name] = recs
+    return _report_from_records(args, runs, extra)
+
+
+def _cmd_rare_set(args) -> int:
+    from verl_focal.eval.nll import load_model, response_nll
+    from verl_focal.eval.rare import select_rare
+    from verl_focal.eval.scoring import score_records
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.data:
+        from verl_focal.eval.backends import SamplingConfig
+        from verl_focal.eval.generate import run_generate
+
+        samples = out.with_name(out.stem + ".samples.jsonl")
+        bkw = {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype} if args.backend == "transformers" else {"dtype": args.dtype}
+        run_generate(args.data, args.model, str(samples), args.n, backend=args.backend,
+                     sampling=SamplingConfig(1.0, 1.0, args.max_tokens, args.seed),
+                     problems_per_call=1 if args.backend == "transformers" else 64, limit=args.limit,
+                     progress=not args.no_progress, backend_kwargs=bkw)
+        gen_files = [samples]
+    else:
+        gen_files = [Path(f) for f in args.generations]
+    recs, skipped = load_run(gen_files, "unknown")
+    _print_skips("rare-set", skipped)
+    unscored = [r for r in recs if r.get("acc") is None and r.get("score") is None]
+    if unscored:
+        score_records(unscored, scorer=args.scorer, workers=args.workers, timeout_s=args.timeout_s,
+                      progress=not args.no_progress)
+    correct = [r for r in recs if is_correct(r)]
+    if not correct:
+        raise SystemExit(f"no correct samples among {len(recs)}: nothing to build a rare set from")
+    missing = sum(1 for r in correct if not r.get("prompt_text"))
+    if missing:
+        raise SystemExit(f"{missing} correct record(s) lack 'prompt_text' (the chat-templated prompt): "
+                         f"use files from `verl-focal eval generate`")
+    model, tok = load_model(args.model, args.device, args.dtype)
+    nll = response_nll(model, tok, [r["prompt_text"] for r in correct], [r["response"] for r in correct],
+                       max_tokens_per_batch=args.max_tokens_per_batch, device=args.device, progress=not args.no_progress)
+    rare = select_rare(correct, nll, args.top_frac)
+    with open(out, "w", encoding="utf-8") as fh:
+        for r in rare:
+            write_jsonl_line(fh, {k: r.get(k) for k in ("uid", "sample", "data_source", "prompt_text", "response",
+                                                         "ground_truth", "base_nll")})
+    print(f"{len(recs)} samples, {len(correct)} correct, kept {len(rare)} rarest (top {args.top_frac:.2%}) -> {out}")
+    return 0
+
+
+def _cmd_rare_nll(args) -> int:
+    from verl_focal.eval.nll import load_model, response_nll
+    from verl_focal.eval.rare import delta_nll_rare
+
+    stats = ReadStats()
+    items = list(read_jsonl(args.rare_set, stats))
+    if stats.malformed:
+        print(f"skipped {stats.malformed} malformed line(s) in {args.rare_set} (lines {stats.malformed_lines[:5]})", file=sys.stderr)
+    bad = [i for i, r in enumerate(items) if not all(k in r for k in ("prompt_text", "response", "base_nll"))]
+    if bad:
+        raise SystemExit(f"{args.rare_set}: {len(bad)} item(s) lack prompt_text/response/base_nll (e.g. item {bad[0]}); "
+                         f"make the file with `verl-focal eval rare-set`")
+    if not items:
+        raise SystemExit(f"{args.rare_set}: empty rare set")
+    model, tok = load_model(args.model, args.device, args.dtype)
+    nll = response_nll(model, tok, [r["prompt_text"] for r in items], [r["response"] for r in items],
+                       max_tokens_per_batch=args.max_tokens_per_batch, device=args.device, progress=not args.no_progress)
+    res = delta_nll_rare([float(r["base_nll"]) for r in items], nll)
+    res["model"] = args.model
+    res["rare_set"] = args.rare_set
+    print(json.dumps(res, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(res, indent=1))
+    return 0
+
+
+COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "report": _cmd_report,
+            "rare-set": _cmd_rare_set, "rare-nll": _cmd_rare_nll}
+
+
+def run(args: argparse.Namespace) -> int:
+    return COMMANDS[args.eval_command](args)

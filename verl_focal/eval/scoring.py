@@ -1,0 +1,134 @@
+"""Score generation records in parallel, with a time limit per answer.
+
+The scorer is any function with verl's reward signature
+``compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw)``
+returning a dict with at least ``score`` and ``acc`` (or a number); by default the
+package scorer ``verl_focal.reward:compute_score``.  It is named by an import path
+(``module:function``) so worker processes can load it.
+
+Each answer runs in a worker process's main thread under a ``SIGALRM`` timer of
+``timeout_s`` (+1 s grace; the package scorer also gets ``timeout_s`` itself).  An
+answer that runs out of time, or whose scorer raises, scores 0 and is counted
+(``status`` ``timeout`` / ``error``); one bad answer never stops the run.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import importlib
+import inspect
+import logging
+import multiprocessing
+import signal
+from collections import Counter
+from typing import Any, Callable, Sequence
+
+DEFAULT_SCORER = "verl_focal.reward:compute_score"
+
+_SCORER: Callable | None = None
+_PASS_TIMEOUT = False
+_TIMEOUT_S = 10.0
+
+
+class _AnswerTimeout(BaseException):
+    """Raised by our alarm handler; a BaseException so broad ``except Exception`` blocks
+    inside scorers cannot swallow it."""
+
+
+def load_scorer(path: str) -> Callable:
+    """Import ``module:function`` (or ``module.function``) and check it is callable."""
+    mod, sep, name = path.partition(":")
+    if not sep:
+        mod, _, name = path.rpartition(".")
+    if not mod or not name:
+        raise ValueError(f"--scorer {path!r}: expected 'module:function', e.g. {DEFAULT_SCORER}")
+    try:
+        fn = getattr(importlib.import_module(mod), name)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"--scorer {path!r}: cannot import ({e}); expected 'module:function', e.g. {DEFAULT_SCORER}") from e
+    if not callable(fn):
+        raise ValueError(f"--scorer {path!r} is not callable")
+    return fn
+
+
+def _init_worker(scorer_path: str, timeout_s: float) -> None:
+    global _SCORER, _PASS_TIMEOUT, _TIMEOUT_S
+    _SCORER = load_scorer(scorer_path)
+    try:
+        params = inspect.signature(_SCORER).parameters
+        _PASS_TIMEOUT = "timeout_s" in params
+    except (TypeError, ValueError):
+        _PASS_TIMEOUT = False
+    _TIMEOUT_S = float(timeout_s)
+    if _PASS_TIMEOUT:
+        # A scorer that takes timeout_s bounds its own time (the package scorer does, with an
+        # alarm); math-verify would otherwise warn once per worker that its own timeouts are off.
+        logging.getLogger("math_verify").setLevel(logging.ERROR)
+
+
+def _on_alarm(signum, frame):  # pragma: no cover - exercised through the timeout test
+    raise _AnswerTimeout()
+
+
+def _score_one(item: tuple) -> tuple[float, float, str, str]:
+    """(score, acc, pred, status) for one (data_source, response, ground_truth, extra_info)."""
+    data_source, response, gt, extra = item
+    kw = {"timeout_s": _TIMEOUT_S} if _PASS_TIMEOUT else {}
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, _TIMEOUT_S + (1.0 if _PASS_TIMEOUT else 0.0))
+    try:
+        res = _SCORER(data_source, response if response is not None else "", gt, extra, **kw)
+    except _AnswerTimeout:
+        return 0.0, 0.0, "", "timeout"
+    except Exception as e:  # a scorer bug on one answer must not stop the run
+        return 0.0, 0.0, "", f"error: {type(e).__name__}: {str(e)[:200]}"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    if isinstance(res, dict):
+        score = float(res.get("score", 0.0))
+        acc = float(res.get("acc", 1.0 if score > 0 else 0.0))
+        status = "timeout" if float(res.get("verify_timeout", 0.0) or 0.0) > 0 else "ok"
+        return score, acc, str(res.get("pred", "")), status
+    score = float(res)
+    return score, float(score > 0), "", "ok"
+
+
+def score_records(
+    records: Sequence[dict],
+    scorer: str = DEFAULT_SCORER,
+    workers: int = 0,
+    timeout_s: float = 10.0,
+    chunksize: int = 16,
+    progress: bool = False,
+) -> Counter:
+    """Score ``records`` in place (adds ``score``, ``acc``, ``pred``, ``status``).
+
+    ``workers = 0`` scores in this process (still under the alarm); ``> 0`` uses a
+    process pool of that size.  Returns a Counter of statuses (``ok``, ``timeout``,
+    ``error``).
+    """
+    if timeout_s <= 0:
+        raise ValueError(f"--timeout-s must be > 0 seconds, got {timeout_s}")
+    load_scorer(scorer)  # fail early, in the parent, with a clear message
+    items = [(r.get("data_source"), r.get("response"), r.get("ground_truth"), r.get("extra_info")) for r in records]
+    from tqdm import tqdm
+
+    if workers and workers > 0:
+        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                                    initargs=(scorer, timeout_s)) as pool:
+            results = list(tqdm(pool.map(_score_one, items, chunksize=max(1, chunksize)), total=len(items),
+                                disable=not progress, desc="score", unit="answer"))
+    else:
+        _init_worker(scorer, timeout_s)
+        results = [_score_one(it) for it in tqdm(items, disable=not progress, desc="score", unit="answer")]
+    statuses: Counter = Counter()
+    for rec, (score, acc, pred, status) in zip(records, results):
+        rec.update(score=score, acc=acc, pred=pred, status=status)
+        statuses["error" if status.startswith("error") else status] += 1
+    return statuses
+
+
+def scorer_summary(statuses: Counter) -> dict[str, Any]:
+    return {k: int(v) for k, v in sorted(statuses.items())}

@@ -1,0 +1,95 @@
+"""``verl-focal cues FILE...``: show each trace's cue sequence, signature and cluster.
+
+Every FILE is one solution trace (plain text), or a ``.jsonl`` file with one trace per
+line (a JSON string, or an object whose ``--field`` holds the text).  All traces given
+are treated as ONE group of correct rollouts and clustered as ``strategy_cue`` would
+(ρ-suppression, cosine graph at ε), so you can see why two solutions share a cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="trace files (text) or .jsonl files; '-' reads stdin")
+    parser.add_argument("--cue-set", default="math_v1", help="catalogue name or .yaml/.json path (default math_v1)")
+    parser.add_argument("--backend", default="auto", choices=["auto", "regex", "hyperscan"])
+    parser.add_argument("--epsilon", type=float, default=0.5, help="cosine threshold ε (default 0.5)")
+    parser.add_argument("--rho", type=float, default=0.75, help="suppression share ρ (default 0.75)")
+    parser.add_argument("--field", default="response", help="JSON field holding the text in .jsonl files")
+    parser.add_argument("--steps", action="store_true", help="also print every labelled step")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def _read(files: list[str], field: str) -> list[tuple[str, str]]:
+    out = []
+    for path in files:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+        if path.endswith(".jsonl"):
+            for k, line in enumerate(text.splitlines()):
+                if not line.strip():
+                    continue
+                obj = json.loads(line)
+                if isinstance(obj, dict):
+                    if field not in obj:
+                        raise ValueError(f"{path}:{k + 1}: no field {field!r}; choose it with --field")
+                    obj = obj[field]
+                out.append((f"{path}:{k + 1}", str(obj)))
+        else:
+            out.append((path, text))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from verl_focal.partition.cues import get_extractor, parse_signature, signature
+    from verl_focal.partition.cues.engine import normalise
+    from verl_focal.partition.graph import bag_of_cues, suppress_common
+    from verl_focal.partition.strategy_cue import StrategyCuePartitioner
+
+    try:
+        traces = _read(args.files, args.field)
+        part = StrategyCuePartitioner(cue_set=args.cue_set, epsilon=args.epsilon, rho=args.rho, backend=args.backend)
+    except (OSError, ValueError) as e:
+        print(f"verl-focal cues: {e}", file=sys.stderr)
+        return 2
+    ex = get_extractor(args.cue_set, args.backend)
+    sigs = [signature(t, args.cue_set, args.backend) for _, t in traces]
+    labels = part.partition_signatures(sigs)
+    seqs = [parse_signature(s)[1] for s in sigs]
+    counts, vocab = bag_of_cues(seqs)
+    kept = suppress_common(counts, args.rho)
+    suppressed = [c for j, c in enumerate(vocab) if counts[:, j].any() and not kept[:, j].any()]
+    names = {c.code: c.name for c in ex.catalogue.cues}
+    result = {
+        "cue_set": ex.catalogue.version,
+        "backend": ex.backend,
+        "epsilon": args.epsilon,
+        "rho": args.rho,
+        "suppressed": suppressed,
+        "traces": [],
+    }
+    for (name, text), sig, lab, row in zip(traces, sigs, labels, kept):
+        item = {"name": name, "cluster": lab, "signature": sig,
+                "vector": {c: int(v) for c, v in zip(vocab, row) if v}}
+        if args.steps:
+            steps = normalise(text).decode("utf-8", "replace").split("\n")
+            item["steps"] = [[ex.step_labels(s)[0], s[:100]] for s in steps if ex.step_labels(s)]
+        result["traces"].append(item)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"catalogue {result['cue_set']} ({result['backend']} backend), ε={args.epsilon}, ρ={args.rho}")
+    if suppressed:
+        print(f"suppressed in this group (in > ρ of the traces): {', '.join(suppressed)}")
+    for item in result["traces"]:
+        vec = " ".join(f"{c}×{v}" for c, v in item["vector"].items()) or "(empty: residual cluster)"
+        print(f"[cluster {item['cluster']}] {item['name']}\n    signature {item['signature']}\n    vector    {vec}")
+        for code, snippet in item.get("steps", []):
+            print(f"      {code:>5} ({names.get(code, '?')}): {snippet}")
+    print(f"{len(set(labels))} cluster(s) among {len(labels)} trace(s)")
+    return 0

@@ -1,0 +1,92 @@
+"""Start-up checks of the judge configuration, for ``verl-focal check``.
+
+``check_judge(cfg)`` never raises: it returns a list of problems, each naming
+the key, what was found and the fix; an empty list means the judge is usable.
+It makes one ``GET {base_url}/models`` request.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from verl_focal.partition.base import get_partitioner
+from verl_focal.partition.judge.config import coerce_judge_config
+
+__all__ = ["check_judge"]
+
+_K = "algorithm.cue.judge"
+
+
+def check_judge(
+    cfg: Any, timeout_s: float | None = None, network: bool = True, fallback_kwargs: dict | None = None
+) -> list[str]:
+    """Problems with the ``algorithm.cue.judge`` section ``cfg`` (JudgeConfig, mapping or OmegaConf node).
+
+    Checks, in order: the values themselves (``model`` set); the fallback partitioner;
+    the API-key variable (named, never printed); then, with ``network`` (default), that
+    ``{base_url}/models`` answers, that the key is accepted and that ``model`` is among the
+    served models.  ``network=False`` gives the cheap offline subset for a trainer's start-up.
+    """
+    try:
+        c = coerce_judge_config(cfg)
+    except ValueError as e:
+        return [str(e)]
+    problems: list[str] = []
+    try:
+        get_partitioner(c.fallback, **dict(fallback_kwargs or {}))
+    except ValueError as e:
+        problems.append(f"{_K}.fallback={c.fallback!r}: {e}")
+
+    headers = {}
+    if c.api_key_env:
+        key = os.environ.get(c.api_key_env)
+        if not key:
+            problems.append(
+                f"{_K}.api_key_env={c.api_key_env!r}: the environment variable {c.api_key_env} is not set or empty; "
+                f"export {c.api_key_env}=<your key> before training, or set api_key_env='' for a server without keys"
+            )
+        else:
+            headers["Authorization"] = f"Bearer {key}"
+
+    if not network:
+        return problems
+    url = c.base_url.rstrip("/") + "/models"
+    try:
+        with httpx.Client(timeout=min(c.timeout_s, 10.0) if timeout_s is None else timeout_s, trust_env=False) as http:
+            resp = http.get(url, headers=headers)
+    except httpx.HTTPError as e:
+        problems.append(
+            f"{_K}.base_url={c.base_url!r} is unreachable (GET {url}: {type(e).__name__}); "
+            "start the server (e.g. `vllm serve MODEL`) or fix the URL, which must be the API root ending in /v1"
+        )
+        return problems
+    if resp.status_code in (401, 403):
+        via = f"the key in ${c.api_key_env}" if c.api_key_env else "no key (api_key_env is empty)"
+        problems.append(
+            f"{_K}: the server at {c.base_url!r} refused {via} (HTTP {resp.status_code}); "
+            "set api_key_env to the name of a variable holding a valid key"
+        )
+        return problems
+    if resp.status_code == 404:
+        problems.append(
+            f"{_K}.base_url={c.base_url!r}: GET {url} returned 404; base_url must be the OpenAI API root, "
+            "usually ending in /v1 (e.g. http://127.0.0.1:8000/v1)"
+        )
+        return problems
+    if resp.status_code != 200:
+        problems.append(f"{_K}.base_url={c.base_url!r}: GET {url} returned HTTP {resp.status_code}")
+        return problems
+    try:
+        served = [str(m["id"]) for m in resp.json()["data"]]
+    except (ValueError, KeyError, TypeError):
+        problems.append(f"{_K}.base_url={c.base_url!r}: GET {url} did not return an OpenAI model list")
+        return problems
+    if c.model not in served:
+        problems.append(
+            f"{_K}.model={c.model!r} is not served at {c.base_url!r}; served models: {served[:20]}"
+            + (" ..." if len(served) > 20 else "")
+        )
+    return problems
