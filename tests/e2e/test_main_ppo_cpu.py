@@ -21,8 +21,9 @@ server's weight-update records:
 - through the stock entry point, ``+algorithm.focal.gamma`` reaches ``f_grpo``: with
   γ = 50 every focal weight is (1 − p̂)^50 ≤ 0.75^50, so all advantages collapse.
 
-These runs take minutes (mostly process start-up: every Ray actor imports verl).  They
-are marked ``e2e``; deselect with ``-m "not e2e"``.
+Each run takes about 3-4 minutes on a busy 2-core box (mostly process start-up: every
+Ray actor imports verl).  All are marked ``e2e`` (deselect with ``-m "not e2e"``); the
+stock-entry-point run is also marked ``slow``.
 """
 
 from __future__ import annotations
@@ -174,6 +175,7 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
     assert partitioned >= 1, "no group with >= 2 correct answers in two steps"
 
 
+@pytest.mark.slow  # a third trainer start; the two verl_focal runs above are the CI minimum
 def test_stock_main_ppo_reaches_f_grpo(tmp_path, assets):
     """verl's own ``python -m verl.trainer.main_ppo`` + ``+algorithm.focal.gamma``: f_grpo
     is found through the ``verl.plugins`` entry point and reads γ from ``config``.
