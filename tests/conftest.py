@@ -29,3 +29,27 @@ def composed_config():
 
     return _compose
 
+
+
+@pytest.fixture(scope="session")
+def transfer_queue(composed_config):
+    """A real TransferQueue on a local Ray cluster, shared by the tests of the v1 hook.
+
+    Ray gets 16 *logical* CPUs because TransferQueue's actors each ask for one
+    (verl-0.9.md); one storage unit keeps it small.
+    """
+    import ray
+    from omegaconf import open_dict
+
+    tq = pytest.importorskip("transfer_queue")
+    cfg = composed_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"])
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        ray.init(num_cpus=16, include_dashboard=False, log_to_driver=False)
+    with open_dict(cfg):
+        cfg.transfer_queue.enable = True
+    tq.init(cfg.transfer_queue)
+    yield tq
+    tq.close()
+    if started_ray:
+        ray.shutdown()

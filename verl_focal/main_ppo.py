@@ -52,6 +52,12 @@ def validate_all(config: DictConfig) -> dict:
     est = config.algorithm.adv_estimator
     if est not in ("gae", "grpo"):
         get_adv_estimator_fn(est)  # raises "Unknown advantage estimator" early
+    if est in ("cue_grpo", "f_cue_grpo") and sections["cue"].partitioner == "judge":
+        from verl_focal.partition.judge import check_judge
+
+        problems = check_judge(sections["cue"].judge, network=False)  # offline subset; `verl-focal check` goes online
+        if problems:
+            raise ValueError("algorithm.cue.judge: " + "; ".join(problems))
     validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
     return sections
 

@@ -6,7 +6,6 @@ never taken from the implementation's output.
 
 from __future__ import annotations
 
-import math
 import random
 
 import numpy as np

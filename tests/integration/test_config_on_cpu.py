@@ -1,7 +1,5 @@
 """Hydra composition of verl's real ppo_trainer.yaml with our overlay, and every bad-config path."""
 
-import dataclasses
-
 import pytest
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
@@ -113,3 +111,19 @@ def test_readme_config_table_is_current():
 
     readme = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
     assert markdown_table() in readme, "regenerate the table: python -m verl_focal.config.schema"
+
+
+def test_start_up_validation_catches_a_judge_without_its_key_variable(composed_config, monkeypatch):
+    from verl_focal.main_ppo import validate_all
+
+    monkeypatch.delenv("VERL_FOCAL_TEST_NO_SUCH_KEY", raising=False)
+    cfg = composed_config(
+        [
+            "algorithm.adv_estimator=cue_grpo",
+            "algorithm.cue.partitioner=judge",
+            "algorithm.cue.judge.model=judge-model",
+            "algorithm.cue.judge.api_key_env=VERL_FOCAL_TEST_NO_SUCH_KEY",
+        ]
+    )
+    with pytest.raises(ValueError, match="algorithm.cue.judge: .*VERL_FOCAL_TEST_NO_SUCH_KEY"):
+        validate_all(cfg)

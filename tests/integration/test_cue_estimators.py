@@ -8,7 +8,6 @@ rule by loops over the known methods), not from the implementation.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 
@@ -27,7 +26,6 @@ from verl import DataProto  # noqa: E402
 from verl.trainer.ppo import core_algos, ray_trainer  # noqa: E402
 from verl_focal.config.schema import ConfigError  # noqa: E402
 from verl_focal.integration.context import AdvantageContext, use_context  # noqa: E402
-from verl_focal.integration.estimators_cue import prepare_cue  # noqa: E402
 from verl_focal.integration.registration import get_spec  # noqa: E402
 from verl_focal.partition.cues import signature  # noqa: E402
 
@@ -75,7 +73,7 @@ def hook_context(rows, data, config, estimator="cue_grpo", responses=True):
         extras=extras,
     )
     spec = get_spec(estimator)
-    assert spec.prepare is not None and {"acc", "cue_sig", "responses"} <= spec.needs
+    assert spec.prepare is not None and {"acc", "cue_sig", "responses"} <= spec.needs_for(OmegaConf.create({}))
     spec.prepare(ctx, config)
     return ctx
 
@@ -213,6 +211,26 @@ def test_signature_required_but_missing():
         hook_context(rows, data, cfg)
 
 
+@pytest.mark.parametrize("source,from_text", [("signature", False), ("auto", True)])
+def test_failed_signature_is_recoverable(source, from_text):
+    """The reward writes "" when a signature fails: residual cluster (or text under auto), never a crash."""
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    data.non_tensor_batch["cue_sig"][0] = ""
+    cfg = algo(source=source)
+    ctx = hook_context(rows, data, cfg)
+    got = run(data, cfg, ctx=ctx)
+    g0 = [i for i, r in enumerate(rows) if r[0] == rows[0][0]]
+    other = [i for i in range(len(rows)) if i not in g0]
+    np.testing.assert_allclose(got[other], expected(rows)[other], atol=1e-5)  # other groups untouched
+    if from_text:
+        np.testing.assert_allclose(got[g0], expected(rows)[g0], atol=1e-5)
+        assert ctx.metrics["cue/groups_from_text"] == 1
+    else:
+        assert ctx.metrics["cue/extract_failed"] == 1
+        assert got[g0].sum() == pytest.approx(expected(rows)[g0].sum(), abs=1e-5)  # mass still preserved
+
+
 @pytest.mark.parametrize("cue,match", [(dict(alpha=-1), "alpha"), (dict(source="disk"), "source"),
                                         (dict(partitioner="nope"), "partitioner"), (dict(cue_set="math_v0"), "cue_set")])
 def test_bad_config_is_named(cue, match):
@@ -220,3 +238,47 @@ def test_bad_config_is_named(cue, match):
     data = to_dataproto(rows)
     with pytest.raises((ConfigError, ValueError), match=match):
         hook_context(rows, data, algo(**cue))
+
+
+def test_cue_needs_is_minimal_per_config():
+    from verl_focal.integration.estimators_cue import CUE_NEEDS, cue_needs
+
+    assert cue_needs(algo(source="signature")) == {"acc", "cue_sig"}
+    assert cue_needs(algo(source="text")) == {"acc", "responses", "problems"}
+    assert cue_needs(algo(partitioner="single")) == {"acc"}
+    assert cue_needs(algo(uniform_boost=1.1)) == {"acc"}
+    assert cue_needs(algo()) == CUE_NEEDS == get_spec("cue_grpo").needs_for(algo())
+    # the hook asks the spec, which follows the config
+    assert get_spec("cue_grpo").needs_for(algo(source="signature")) == {"acc", "cue_sig"}
+
+
+def test_floor_mode_reaches_the_multipliers():
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    cfg = algo(floor_mode="max", floor=1.05)
+    ctx = hook_context(rows, data, cfg)
+    got = run(data, cfg, ctx=ctx)
+    base = expected(rows)
+    grpo = expected(rows, alpha=0.0, clip=None)
+    corr = np.array([r[2] for r in rows]) > 0.5
+    # w' = max(w, 1.05) on correct rows: base/grpo is w there
+    w = np.divide(base, grpo, out=np.ones_like(base), where=grpo != 0)
+    np.testing.assert_allclose(got, np.where(corr, np.maximum(w, 1.05) * grpo, base), atol=1e-5)
+    assert ctx.metrics["cue/w_min"] >= 1.05 - 1e-9
+
+
+def test_judge_partitioner_is_used_and_falls_back_to_strategy_cue():
+    """partitioner=judge gets problems + texts for all groups at once; with no server reachable
+    every group falls back to strategy_cue (judge's documented fallback), so the result matches."""
+    rows = corpus_batch()
+    data = to_dataproto(rows)
+    cfg = algo(partitioner="judge", judge={"base_url": "http://127.0.0.1:9/v1", "model": "m",
+                                           "timeout_s": 2.0, "max_retries": 0})
+    ntb = data.non_tensor_batch
+    ctx = AdvantageContext(uids=ntb["uid"], acc=np.array(ntb["acc"], dtype=float),
+                           responses=[r[1] for r in rows], problems=[r[0] for r in rows])
+    get_spec("cue_grpo").prepare(ctx, cfg)
+    got = run(data, cfg, ctx=ctx)
+    np.testing.assert_allclose(got, expected(rows), atol=1e-5)
+    assert ctx.metrics["cue/groups_from_text"] == len(cue_corpus.PROBLEMS)
+

@@ -14,31 +14,11 @@ import sys
 
 import numpy as np
 import pytest
-import ray
-from omegaconf import open_dict
 
 import verl  # noqa: F401
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "partition"))
 import cue_corpus  # noqa: E402
-
-tq = pytest.importorskip("transfer_queue")
-
-
-@pytest.fixture(scope="module")
-def transfer_queue(composed_config):
-    cfg = composed_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"])
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        ray.init(num_cpus=16, include_dashboard=False, log_to_driver=False)
-    with open_dict(cfg):
-        cfg.transfer_queue.enable = True
-    tq.init(cfg.transfer_queue)
-    yield tq
-    tq.close()
-    if started_ray:
-        ray.shutdown()
-
 
 @pytest.fixture(scope="module")
 def tokenizer():

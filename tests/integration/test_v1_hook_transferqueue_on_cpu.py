@@ -13,30 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import ray
-import torch
-from omegaconf import open_dict
 
 import verl  # noqa: F401
 from _reference import reference_advantages
-
-tq = pytest.importorskip("transfer_queue")
-
-
-@pytest.fixture(scope="module")
-def transfer_queue(composed_config):
-    cfg = composed_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"])
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        # logical CPUs only: TransferQueue's actors each ask for one
-        ray.init(num_cpus=16, include_dashboard=False, log_to_driver=False)
-    with open_dict(cfg):
-        cfg.transfer_queue.enable = True
-    tq.init(cfg.transfer_queue)
-    yield tq
-    tq.close()
-    if started_ray:
-        ray.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -36,6 +36,7 @@ class ScriptedJudge:
         self.models = ["judge-model"]
         self.required_key: str | None = None
         self.reject_response_format = False
+        self.reject_params: set[str] = set()  # request keys answered with a 400 naming them
         self.inflight = 0
         self.max_inflight = 0
         self.lock = threading.Lock()
@@ -99,6 +100,9 @@ def _handler(judge: ScriptedJudge):
                     return self._send(401, b'{"error": "bad key"}')
                 if judge.reject_response_format and "response_format" in body:
                     return self._send(400, b'{"error": "response_format is not supported"}')
+                for param in sorted(judge.reject_params & set(body)):
+                    msg = f"Unsupported parameter: '{param}' is not supported with this model."
+                    return self._send(400, json.dumps({"error": {"message": msg}}).encode())
                 self._play(judge.next_action(tag), body)
             finally:
                 with judge.lock:

@@ -60,7 +60,10 @@ def test_agreement_against_singleton(judge_server, tmp_path, capsys):
 
 def test_agreement_judge_down(closed_port_url, tmp_path, capsys):
     path = write(tmp_path, [{"problem": "q", "solutions": ["a", "b"]}])
-    rc = main(["agreement", path, "--base-url", closed_port_url, "--model", "m", "--against", "single"])
+    cfg = tmp_path / "judge.yaml"  # a bare judge section
+    cfg.write_text("max_retries: 0\n")
+    rc = main(["agreement", path, "--config", str(cfg), "--base-url", closed_port_url, "--model", "m",
+               "--against", "single"])
     assert rc == 1
     assert "compared: 0" in capsys.readouterr().out
 
@@ -73,3 +76,18 @@ def test_agreement_bad_input(tmp_path, capsys):
     path.write_text('{"solutions": ["a"]}\n')
     assert main(["agreement", str(path)]) == 2  # no model configured
     assert "algorithm.cue.judge.model" in capsys.readouterr().err
+
+
+def test_agreement_default_is_strategy_cue(judge_server, tmp_path, capsys):
+    from verl_focal.partition import get_partitioner
+
+    sols = ["Case 1: x is even. Case 2: x is odd. So the answer is 4.",
+            "We substitute y = x^2 and solve the quadratic. The answer is 4.",
+            "Case 1: n even; Case 2: n odd; hence 4.",
+            "By the Pythagorean theorem the side is 5, so 4."]
+    judge_server.script("sc", ("json", {"groups": [[1, 3], [2], [4]]}))
+    path = write(tmp_path, [{"problem": "[[sc]]", "solutions": sols}])
+    assert main(["agreement", path, "--base-url", judge_server.base_url, "--model", "judge-model", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    other = get_partitioner("strategy_cue").partition(sols)
+    assert s["compared"] == 1 and s["ari_mean"] == pytest.approx(ari([0, 1, 0, 2], other))  # judge: {1,3},{2},{4}

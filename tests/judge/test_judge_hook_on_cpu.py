@@ -1,12 +1,13 @@
-"""A training step's advantage computation with the judge partitioner, through the trainer hook.
+"""A training step's advantage computation with ``cue_grpo`` + the judge partitioner, through the hook.
 
-verl's real ``ray_trainer.compute_advantage`` (legacy trainer path, wrapped by
-``install_legacy_hook``) runs on a real DataProto whose responses are decoded by
-a tiny word-level tokenizer built here; the hook builds the AdvantageContext, runs
-the estimator's ``prepare`` step (the judge, over HTTP to the loopback scripted
-server), then verl dispatches to the registered estimator.  For each judge
-behaviour (behaves / slow / garbage / down) the step must complete and its
-metrics must say what happened.
+verl's real ``ray_trainer.compute_advantage`` (the legacy trainer's path, wrapped by
+``install_legacy_hook``) runs on a real DataProto whose responses are decoded by a tiny
+word-level tokenizer built here.  The hook builds the AdvantageContext, runs
+``cue_grpo``'s ``prepare`` step (which asks the judge, over HTTP, the loopback scripted
+server of conftest.py), then verl dispatches to ``cue_grpo``.  For each judge behaviour
+(behaves / slow / returns garbage / is down) the step completes, the advantages equal
+the formula (GRPO × the credit multipliers of the judge's clusters, or of the fallback's),
+and the step metrics say what happened.
 
 Nothing is faked: the only stand-in is the judge model itself (the scripted server).
 """
@@ -17,20 +18,39 @@ import numpy as np
 import pytest
 import torch
 
-verl = pytest.importorskip("verl")
+pytest.importorskip("verl")
 
 from omegaconf import OmegaConf  # noqa: E402
-from verl import DataProto  # noqa: E402
 
-from verl_focal.integration.context import current_context  # noqa: E402
-from verl_focal.integration.registration import register_estimator  # noqa: E402
+import verl_focal.plugin  # noqa: E402,F401  (registers the estimators)
+from verl import DataProto  # noqa: E402
+from verl.trainer.ppo import ray_trainer  # noqa: E402
+from verl_focal.integration.registration import get_spec  # noqa: E402
 from verl_focal.partition.judge import shared_judge  # noqa: E402
 
 VOCAB = ["[PAD]", "[UNK]", "use", "the", "quadratic", "formula", "factor", "polynomial", "apply", "wrong", "guess",
          "it"]
 L_RESP = 6
-ESTIMATOR = "_judge_hook_probe"
-SEEN: dict = {}
+
+# g0: three correct (formula, factoring, formula) + one wrong; g1: two correct (factoring) + one wrong.
+# Both groups are mixed with >= 2 correct, so cue_grpo partitions both.
+ROWS = [  # (uid, response, correct)
+    ("g0", "use the quadratic formula", 1), ("g0", "factor the polynomial", 1),
+    ("g0", "apply the quadratic formula", 1), ("g0", "wrong guess", 0),
+    ("g1", "factor it", 1), ("g1", "factor the polynomial", 1), ("g1", "wrong guess", 0),
+]
+GOOD = {
+    "g0": {"groups": [{"label": "formula", "members": [1, 3]}, {"label": "factoring", "members": [2]}]},
+    "g1": {"groups": [{"label": "factoring", "members": [1, 2]}]},
+}
+SCRIPTS = {
+    "ok": {u: ("json", GOOD[u]) for u in GOOD},
+    "slow": {u: ("sleep", 5.0, ("json", GOOD[u])) for u in GOOD},
+    "junk": {u: ("text", "They are all clever. {maybe: yes}") for u in GOOD},
+}
+# the judge's clusters (correct rows only) and the singleton fallback's
+JUDGE_CLUSTERS = {0: "a", 1: "b", 2: "a", 4: "c", 5: "c"}
+SINGLETONS = {0: "a", 1: "b", 2: "c", 4: "d", 5: "e"}
 
 
 def tokenizer():
@@ -44,116 +64,84 @@ def tokenizer():
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]")
 
 
-def prepare_with_judge(ctx, algorithm_config) -> None:
-    """Partition each group's correct rollouts with the (shared) judge; fill cluster labels and metrics."""
-    judge = shared_judge(algorithm_config.get("cue"))
-    groups, rows = [], []
-    for uid in dict.fromkeys(ctx.uids.tolist()):
-        idx = [i for i in range(len(ctx)) if ctx.uids[i] == uid and ctx.acc[i] == 1.0]
-        rows.append(idx)
-        groups.append((ctx.problems[idx[0]] if idx else None, [ctx.responses[i] for i in idx]))
-    labels = np.full(len(ctx), -1, dtype=np.int64)
-    for idx, lab in zip(rows, judge.partition_groups(groups)):
-        labels[idx] = lab
-    ctx.cluster_labels = labels
-    ctx.metrics.update(judge.pop_metrics())
-
-
-@register_estimator(ESTIMATOR, needs=frozenset({"acc", "responses", "problems"}), prepare=prepare_with_judge)
-def _probe_estimator(token_level_rewards, response_mask, config=None, index=None, **kw):
-    """Plain group-mean-centred reward; records what the hook handed over."""
-    ctx = current_context()
-    ctx.check_alignment(index)
-    SEEN["labels"] = ctx.cluster_labels.copy()
-    SEEN["responses"] = list(ctx.responses)
-    scores = token_level_rewards.sum(-1)
-    uids = np.asarray(index, dtype=object)
-    adv = torch.zeros_like(scores)
-    for u in set(uids.tolist()):
-        m = torch.as_tensor(uids == u)
-        adv[m] = scores[m] - scores[m].mean()
-    adv = adv[:, None] * response_mask
-    return adv, adv
-
-
-# group 0: three correct (formula, factor, formula) + one wrong; group 1: two correct (both factor)
-RESPONSES = ["use the quadratic formula", "factor the polynomial", "apply the quadratic formula", "wrong guess",
-             "factor it", "factor the polynomial"]
-ACC = [1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
-UIDS = ["g0"] * 4 + ["g1"] * 2
-
-
 def batch(tok, case: str) -> DataProto:
-    ids = torch.full((len(RESPONSES), L_RESP), tok.pad_token_id, dtype=torch.long)
-    mask = torch.zeros((len(RESPONSES), L_RESP), dtype=torch.float32)
-    for i, r in enumerate(RESPONSES):
-        t = tok(r, add_special_tokens=False)["input_ids"]
+    n = len(ROWS)
+    ids = torch.full((n, L_RESP), tok.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((n, L_RESP), dtype=torch.float32)
+    rewards = torch.zeros((n, L_RESP), dtype=torch.float32)
+    for i, (_, text, correct) in enumerate(ROWS):
+        t = tok(text, add_special_tokens=False)["input_ids"]
         ids[i, : len(t)] = torch.tensor(t)
         mask[i, : len(t)] = 1
-    rewards = torch.zeros_like(mask)
-    last = mask.sum(-1).long() - 1
-    rewards[torch.arange(len(RESPONSES)), last] = torch.tensor(ACC)
-    raw = np.empty(len(RESPONSES), dtype=object)
-    raw[:] = [[{"role": "user", "content": f"Solve it. [[{case}_{u}]]"}] for u in UIDS]  # the server's script tag
+        rewards[i, len(t) - 1] = float(correct)
+    raw = np.empty(n, dtype=object)
+    raw[:] = [[{"role": "user", "content": f"Solve x^2-3x+2=0. [[{case}_{u}]]"}] for u, _, _ in ROWS]  # script tag
     return DataProto.from_dict(
         tensors={"responses": ids, "response_mask": mask, "token_level_rewards": rewards},
-        non_tensors={"uid": np.array(UIDS, dtype=object), "acc": np.array(ACC, dtype=object), "raw_prompt": raw},
+        non_tensors={"uid": np.array([r[0] for r in ROWS], dtype=object),
+                     "acc": np.array([float(r[2]) for r in ROWS], dtype=object), "raw_prompt": raw},
     )
 
 
-def algo_config(base_url: str, **judge) -> object:
-    j = {"base_url": base_url, "model": "judge-model", "fallback": "singleton", "timeout_s": 0.5,
-         "max_retries": 0, **judge}
-    return OmegaConf.create({"adv_estimator": ESTIMATOR, "norm_adv_by_std_in_grpo": True,
-                             "cue": {"partitioner": "judge", "judge": j}})
+def expected_advantages(clusters: dict[int, str], alpha: float = 1.0, eps: float = 1e-6) -> list[float]:
+    """GRPO (unbiased std) × w_i = n₊·|C(i)|^-α / Σ_j |C(j)|^-α on correct rows (methods.md §5, no clip)."""
+    out = []
+    for i, (uid, _, correct) in enumerate(ROWS):
+        grp = [j for j, r in enumerate(ROWS) if r[0] == uid]
+        r = [float(ROWS[j][2]) for j in grp]
+        mean = sum(r) / len(r)
+        std = (sum((x - mean) ** 2 for x in r) / (len(r) - 1)) ** 0.5
+        a = (float(correct) - mean) / (std + eps)
+        if correct:
+            pos = [j for j in grp if ROWS[j][2]]
+            size = {j: sum(clusters[k] == clusters[j] for k in pos) for j in pos}
+            a *= len(pos) * size[i] ** -alpha / sum(size[j] ** -alpha for j in pos)
+        out.append(a)
+    return out
 
 
-@pytest.fixture(scope="module")
-def hooked():
-    from verl.trainer.ppo import ray_trainer
-
+@pytest.fixture
+def hooked(monkeypatch):
     from verl_focal.integration.trainer import install_legacy_hook
 
+    monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)  # undone after the test
+    monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)
     tok = tokenizer()
     install_legacy_hook(tokenizer_factory=lambda: tok)
-    return ray_trainer, tok
+    return tok
 
 
-def step(hooked, cfg, case):
-    ray_trainer, tok = hooked
-    SEEN.clear()
-    out = ray_trainer.compute_advantage(batch(tok, case), adv_estimator=ESTIMATOR, config=cfg)
-    metrics = out.meta_info["verl_focal_metrics"]
-    assert torch.isfinite(out.batch["advantages"]).all()
-    return out, metrics
-
-
-GOOD_G0 = {"groups": [{"label": "formula", "members": [1, 3]}, {"label": "factoring", "members": [2]}]}
-GOOD_G1 = {"groups": [{"label": "factoring", "members": [1, 2]}]}
-SCRIPTS = {
-    "ok": (("json", GOOD_G0), ("json", GOOD_G1)),
-    "slow": (("sleep", 3.0, ("json", GOOD_G0)),) * 2,
-    "junk": (("text", "I think they are all clever. {maybe: yes}"),) * 2,
-}
+def test_cue_grpo_is_registered_with_a_prepare_step():
+    spec = get_spec("cue_grpo")
+    judge_cfg = OmegaConf.create({"cue": {"partitioner": "judge"}})
+    assert spec is not None and spec.prepare is not None and spec.prefetch is not None
+    assert {"responses", "problems"} <= spec.needs_for(judge_cfg)
 
 
 @pytest.mark.parametrize("case, reason", [("ok", None), ("slow", "timeout"), ("junk", "malformed"), ("down", "connect")])
 def test_step_completes_and_metrics_say_what_happened(hooked, judge_server, closed_port_url, case, reason):
-    for uid, act in zip(("g0", "g1"), SCRIPTS.get(case, ())):
+    for uid, act in SCRIPTS.get(case, {}).items():
         judge_server.script(f"{case}_{uid}", act)
-    cfg = algo_config(closed_port_url if case == "down" else judge_server.base_url)
-    out, m = step(hooked, cfg, case)
-    assert SEEN["responses"] == RESPONSES  # decoded by the hook through the tokenizer
-    labels = SEEN["labels"].tolist()
-    assert labels[3] == -1  # the wrong rollout is not partitioned
+    judge = {"base_url": closed_port_url if case == "down" else judge_server.base_url, "model": "judge-model",
+             "fallback": "singleton", "timeout_s": 1.5, "max_retries": 0}
+    cfg = OmegaConf.create({"adv_estimator": "cue_grpo", "norm_adv_by_std_in_grpo": True,
+                            "cue": {"partitioner": "judge", "alpha": 1.0, "clip": None, "judge": judge}})
+    out = ray_trainer.compute_advantage(batch(hooked, case), adv_estimator="cue_grpo", config=cfg)
+    m = out.meta_info["verl_focal_metrics"]
+    adv = out.batch["advantages"]
+    last = out.batch["response_mask"].sum(-1).long() - 1
+    got = adv[torch.arange(len(ROWS)), last].double().tolist()
+
+    clusters = JUDGE_CLUSTERS if reason is None else SINGLETONS
+    assert got == pytest.approx(expected_advantages(clusters), abs=1e-5)
     assert m["judge/groups"] == 2
     if reason is None:
-        assert m["judge/fallback_rate"] == 0 and m["judge/requests"] == 2
-        assert labels == [0, 1, 0, -1, 0, 0]
-        assert "judge/latency_p50" in m
+        assert m["judge/fallback_rate"] == 0 and m["judge/requests"] == 2 and "judge/latency_p50" in m
+        # the judge saw the decoded correct responses of each group, numbered from 1
+        user = {e["tag"]: e["body"]["messages"][-1]["content"] for e in judge_server.log}
+        assert "=== Solution 2 ===\nfactor the polynomial" in user["ok_g0"]
+        assert "wrong guess" not in user["ok_g0"]
     else:
         assert m["judge/fallback_rate"] == 1.0 and m[f"judge/fallback/{reason}"] == 2
-        assert labels == [0, 1, 2, -1, 0, 1]  # the singleton fallback
-    assert m["judge/wall_s"] < 2.5
-    assert "verl_focal/prepare_s" in m
+    assert m["judge/wall_s"] < 4.0  # the slow judge is cut at timeout_s (1.5 s), not waited for (5 s)
     shared_judge(cfg.cue).close()

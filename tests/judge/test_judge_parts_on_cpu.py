@@ -316,3 +316,8 @@ def test_check_offline_subset(monkeypatch, closed_port_url):
     monkeypatch.setenv("JUDGE_OFFLINE_KEY", "k")
     assert check_judge(cfg, network=False) == []
     assert "unreachable" in check_judge(cfg)[0]
+
+
+def test_trailing_commas_tolerated_in_the_final_answer():
+    text = '<think>{"groups": [[1], [2], [3]]}</think> {"groups": [[1, 3,], [2],],}'
+    assert parse_reply(text, 3).labels == [0, 1, 0]  # the final answer, not the strict draft in <think>

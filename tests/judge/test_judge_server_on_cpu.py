@@ -176,11 +176,11 @@ def test_empty_and_malformed_replies(judge_server):
 def test_faults_fall_back_per_group_only(judge_server):
     judge_server.script("g_ok", ("json", GOOD))
     judge_server.script("g_500", ("status", 500, {}, b"{}"))
-    judge_server.script("g_slow", ("sleep", 3.0, ("json", GOOD)))
+    judge_server.script("g_slow", ("sleep", 5.0, ("json", GOOD)))
     judge_server.script("g_junk", ("text", "no idea"))
     groups = [(f"[[{t}]]", list(SOLS)) for t in ("g_ok", "g_500", "g_slow", "g_junk")]
     groups.append(("[[g_trivial]]", ["only one"]))
-    with make(judge_server, timeout_s=0.5) as p:
+    with make(judge_server, timeout_s=1.5) as p:  # roomy for the good group on a loaded machine
         labels = p.partition_groups(groups)
         m = p.pop_metrics()
     assert labels == [[0, 1, 0], [0, 1, 2], [0, 1, 2], [0, 1, 2], [0]]
@@ -393,3 +393,62 @@ def test_prefetch_nobody_joins_still_counted_and_cached(judge_server):
         assert p.partition(SOLS, "[[orph]]") == [0, 1, 0]
         assert p.pop_metrics()["judge/cache_hit_rate"] == 1
     assert len(judge_server.requests_for("orph")) == 1
+
+
+def test_reply_cut_by_max_tokens_is_reported_as_truncated(judge_server):
+    # a completion that stopped at the token limit in the middle of its JSON
+    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": '{"groups": [{"label": "a", "mem'},
+                                    "finish_reason": "length"}]}).encode()
+    judge_server.script("cut", ("raw", body))
+    with make(judge_server) as p:
+        assert p.partition(SOLS, "[[cut]]") == [0, 1, 2]
+        m = p.pop_metrics()
+    assert fallback_counts(m) == {"truncated": 1}
+
+
+def test_server_rejecting_max_tokens_and_temperature(judge_server):
+    judge_server.reject_params = {"max_tokens", "temperature"}
+    judge_server.script("newapi", ("json", GOOD))
+    with make(judge_server, max_retries=0) as p:
+        assert p.partition(SOLS, "[[newapi]]") == [0, 1, 0]
+        assert p.partition(["x", "y"], "[[newapi]] again") == [0, 1]  # adaptations remembered: one request
+        m = p.pop_metrics()
+    bodies = [e["body"] for e in judge_server.log]
+    assert len(bodies) == 4  # rejected, rejected, accepted; then one
+    assert "max_tokens" in bodies[0] and "max_completion_tokens" in bodies[1] and "temperature" in bodies[1]
+    assert "temperature" not in bodies[2] and bodies[2]["max_completion_tokens"] == 1024 and "max_tokens" not in bodies[3]
+    assert m["judge/fallback_rate"] == 0 and m["judge/retries"] == 0
+
+
+def test_circuit_breaker_skips_a_dead_judge_then_probes_again(judge_server, closed_port_url):
+    with make(judge_server, base_url=closed_port_url, breaker_cooldown_s=0.6) as p:
+        assert p.partition_groups([("q1", ["a", "b"]), ("q2", ["c", "d"])]) == [[0, 1], [0, 1]]
+        m = p.pop_metrics()
+        assert fallback_counts(m) == {"connect": 2} and m["judge/breaker_trips"] == 1 and m["judge/breaker_open"] == 1
+        t = time.perf_counter()
+        assert p.partition_groups([("q3", ["e", "f"])]) == [[0, 1]]  # open: no request at all
+        assert time.perf_counter() - t < 0.2
+        m = p.pop_metrics()
+        assert fallback_counts(m) == {"circuit_open": 1} and m["judge/requests"] == 0
+        time.sleep(0.7)  # cool-down over: the next step tries the server again
+        p.partition_groups([("q4", ["g", "h"])])
+        m = p.pop_metrics()
+        assert fallback_counts(m) == {"connect": 1} and m["judge/requests"] == 1 and m["judge/breaker_trips"] == 1
+
+
+def test_breaker_ignores_content_faults_and_partial_failures(judge_server):
+    judge_server.script("bk_ok", ("json", GOOD))
+    judge_server.script("bk_500", ("status", 500, {}, b"{}"))
+    judge_server.script("bk_junk", ("text", "no json here"))
+    with make(judge_server) as p:
+        p.partition_groups([("[[bk_ok]]", SOLS), ("[[bk_500]]", SOLS)])  # one success: stays closed
+        p.partition_groups([("[[bk_junk]]", SOLS)])  # the server answers, the reply is bad: stays closed
+        m = p.pop_metrics()
+        assert m["judge/breaker_trips"] == 0 and m["judge/breaker_open"] == 0
+        p.partition_groups([("[[bk_500]]", ["x", "y"])])  # a whole step of 5xx: opens
+        assert p.pop_metrics()["judge/breaker_trips"] == 1
+    with make(judge_server, breaker_cooldown_s=0.0) as p:  # disabled
+        p.partition_groups([("[[bk_500]]", ["x", "y"])])
+        p.partition_groups([("[[bk_500]]", ["x", "z"])])
+        m = p.pop_metrics()
+        assert m["judge/breaker_trips"] == 0 and fallback_counts(m) == {"http_5xx": 2}

@@ -107,3 +107,31 @@ def test_load_from_path_and_errors(tmp_path):
         d.mkdir()
         with pytest.raises(ValueError, match=match):
             load_catalogue(_write(d, cues))
+
+
+@pytest.mark.parametrize(
+    "pattern,caseless,expected",
+    [
+        (r"\bcase[ \t]*[0-9]+\b|\bcasework\b", True, (b"case", b"casework")),
+        (r"\\sum(?:\b|_)|\\prod(?:\b|_)", False, (b"\\prod", b"\\sum")),
+        (r"\b[a-z]_\{?n\+1\}?[ \t]*=", False, (b"n+1",)),
+        (r"\bAM[- \t]?GM\b", True, (b"am",)),
+        (r"x?y*z{0,2}", False, None),  # nothing required
+        (r"(?:ab|cd)e", False, (b"e",)),
+        (r"a{2,3}bc", False, (b"bc",)),
+    ],
+)
+def test_required_literals(pattern, caseless, expected):
+    from verl_focal.partition.cues.catalogue import required_literals
+
+    assert required_literals(pattern, caseless) == expected
+
+
+def test_required_literals_occur_in_every_positive_example():
+    from verl_focal.partition.cues.catalogue import required_literals
+
+    for c in CAT.cues:
+        lits = required_literals(c.pattern, c.caseless)
+        for s in c.positive:
+            hay = s.encode().lower() if c.caseless else s.encode()
+            assert lits is None or any(lit in hay for lit in lits), (c.code, s)

@@ -98,6 +98,10 @@ class JudgeConfig:
     step_deadline_s: float = field(default=0.0, metadata=_doc(
         "Longest a step waits for its judge answers; unfinished groups fall back. 0 = derived: "
         "(max_retries+1)·timeout_s + max_retries·max_backoff_s + 1.", min=0.0))
+    breaker_cooldown_s: float = field(default=120.0, metadata=_doc(
+        "Circuit breaker: when every request of a step failed at the network level (timeout, refused, "
+        "dropped, 429, 5xx, deadline), later steps fall back at once (reason circuit_open) for this many "
+        "seconds, then try the server again. 0 disables it.", min=0.0))
     fallback: str = field(default="strategy_cue", metadata=_doc(
         "Partitioner used for a group whose judge call failed (never `judge`); it takes algorithm.cue's "
         "own settings (cue_set, epsilon, rho, seed), so a failed group is split as that partitioner would."))

@@ -54,13 +54,14 @@ __all__ = [
     "partitioner_for",
     "partition_rows",
     "prepare_cue",
+    "prefetch_cue",
     "compute_cue_grpo_advantage",
     "compute_f_cue_grpo_advantage",
 ]
 
 #: reward extra holding a response's cue signature (see verl_focal.partition.cues.signature)
 SIG_KEY = "cue_sig"
-#: what the hook fetches for our estimators (static; see :func:`cue_needs` for the minimal set per config)
+#: what the hook fetches for our estimators (the superset; the hook fetches :func:`cue_needs` of the config)
 CUE_NEEDS = frozenset({"acc", SIG_KEY, "responses", "problems"})
 _NO_TEXT = ("single", "singleton")
 
@@ -117,12 +118,31 @@ def partitioner_for(cue: CueConfig):
     return part
 
 
+def _sig_version(part: Any) -> str | None:
+    """Catalogue version of a partitioner that can cluster from signatures, else None."""
+    if not hasattr(part, "partition_signatures"):
+        return None
+    return getattr(part, "version", None) or getattr(getattr(part, "reference", None), "version", None)
+
+
 def _usable_signatures(part: Any, sigs: Sequence[Any]) -> bool:
-    version = getattr(part, "version", None) or getattr(getattr(part, "reference", None), "version", None)
-    if version is None or not hasattr(part, "partition_signatures"):
+    version = _sig_version(part)
+    if version is None:
         return False
     prefix = f"{version}:"
     return all(isinstance(s, str) and s.startswith(prefix) for s in sigs)
+
+
+def _sanitised(part: Any, sigs: Sequence[Any]) -> list[str]:
+    """Malformed signatures (e.g. the reward's "" after a failure) become failures: residual, counted."""
+    version = _sig_version(part)
+    return [s if isinstance(s, str) and ":" in s else f"{version}:!error" for s in sigs]
+
+
+def _row_groups(gid: np.ndarray, idx: np.ndarray) -> list[np.ndarray]:
+    """Selected row indices split by group, groups in id order, rows in row order."""
+    order = idx[np.argsort(gid[idx], kind="stable")]
+    return np.split(order, np.flatnonzero(np.diff(gid[order])) + 1)
 
 
 def partition_rows(
@@ -145,9 +165,7 @@ def partition_rows(
     counts = {"sig": 0, "text": 0, "none": 0}
     if idx.size == 0:
         return labels, {}
-    order = idx[np.argsort(gid[idx], kind="stable")]
-    bounds = np.flatnonzero(np.diff(gid[order])) + 1
-    groups = np.split(order, bounds)
+    groups = _row_groups(gid, idx)
     text_groups: list[np.ndarray] = []
     t0 = time.perf_counter()
     for g_rows in groups:
@@ -158,14 +176,19 @@ def partition_rows(
         elif cue.source != "text" and g_sigs is not None and _usable_signatures(part, g_sigs):
             labels[g_rows] = part.partition_signatures(g_sigs)
             counts["sig"] += 1
-        elif cue.source == "signature":
+        elif cue.source == "signature" and (g_sigs is None or _sig_version(part) is None):
             raise ConfigError(
-                f"algorithm.cue.source=signature but a correct rollout has no `{SIG_KEY}` reward extra from catalogue "
-                f"{cue.cue_set!r}; use verl_focal.reward.compute_score with reward kwarg cue_set={cue.cue_set!r}, "
-                "or set algorithm.cue.source=auto"
+                f"algorithm.cue.source=signature but no `{SIG_KEY}` reward extra reached the estimator "
+                f"(or partitioner {cue.partitioner!r} cannot cluster signatures); use verl_focal.reward.compute_score "
+                f"with reward kwarg cue_set={cue.cue_set!r}, or set algorithm.cue.source=auto"
             )
-        elif responses is not None:
+        elif responses is not None and cue.source != "signature":
             text_groups.append(g_rows)
+        elif g_sigs is not None and _sig_version(part) is not None:
+            # some signatures failed or come from another catalogue and there is no text:
+            # those rollouts join the residual cluster and are counted
+            labels[g_rows] = part.partition_signatures(_sanitised(part, g_sigs))
+            counts["sig"] += 1
         else:
             raise ConfigError(
                 f"algorithm.cue.partitioner={cue.partitioner!r} needs each rollout's text or `{SIG_KEY}` signature, "
@@ -196,6 +219,33 @@ def _active_rows(correct: np.ndarray, valid: np.ndarray, gid: np.ndarray, n_grou
     return correct & valid & active[gid]
 
 
+def _prepare_rows(ctx: AdvantageContext) -> tuple[np.ndarray, np.ndarray]:
+    """Group ids and the rows ``prepare`` partitions (correct rows of mixed groups, by ``acc``)."""
+    gid_t, n_groups = group_ids(ctx.uids)
+    gid = gid_t.numpy()
+    acc = np.asarray(ctx.acc, dtype=np.float64)
+    have = np.isfinite(acc)
+    # rows without `acc` (padding) are treated as absent here; the estimator re-checks
+    return gid, _active_rows(have & (acc > 0.5), have, gid, n_groups)
+
+
+def prefetch_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
+    """Start the judge's requests for this step early (the v1 hook calls this before the
+    old-log-prob pass); :func:`prepare_cue` later sends the same groups and joins the
+    requests still in flight, or finds the answers cached.  Other partitioners are fast
+    and need no prefetch."""
+    cue = cue_config(algorithm_config)
+    if cue.partitioner != "judge" or cue.uniform_boost != 1.0 or ctx.acc is None or ctx.responses is None:
+        return
+    part = partitioner_for(cue)
+    if not hasattr(part, "prefetch"):
+        return
+    gid, rows = _prepare_rows(ctx)
+    groups = _row_groups(gid, np.flatnonzero(rows))
+    if groups and groups[0].size:
+        part.prefetch([(None if ctx.problems is None else ctx.problems[g[0]], [ctx.responses[i] for i in g]) for g in groups])
+
+
 def prepare_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
     """Hook step before verl's advantage computation: fill ``ctx.cluster_labels`` from ``acc``.
 
@@ -204,13 +254,7 @@ def prepare_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
     cue = cue_config(algorithm_config)
     if cue.uniform_boost != 1.0 or ctx.acc is None:
         return
-    gid_t, n_groups = group_ids(ctx.uids)
-    gid = gid_t.numpy()
-    acc = np.asarray(ctx.acc, dtype=np.float64)
-    have = np.isfinite(acc)
-    correct = have & (acc > 0.5)
-    # rows without `acc` (padding) are treated as absent here; the estimator re-checks
-    rows = _active_rows(correct, have, gid, n_groups)
+    gid, rows = _prepare_rows(ctx)
     labels, metrics = partition_rows(
         partitioner_for(cue), cue, gid, rows, ctx.responses, ctx.problems, ctx.extras.get(SIG_KEY)
     )
@@ -273,7 +317,7 @@ def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, n
         return advantages, advantages
 
 
-@register_estimator("cue_grpo", needs=CUE_NEEDS, prepare=prepare_cue)
+@register_estimator("cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue)
 def compute_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
@@ -289,7 +333,7 @@ def compute_cue_grpo_advantage(
     return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False)
 
 
-@register_estimator("f_cue_grpo", needs=CUE_NEEDS, prepare=prepare_cue)
+@register_estimator("f_cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue)
 def compute_f_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,

@@ -4,10 +4,16 @@
 ``core_algos.register_adv_est`` and records, for the trainer hook:
 
 * ``needs``   -- the per-row fields to fetch: ``"acc"``, ``"responses"``,
-                 ``"problems"`` or the name of any other reward extra;
+                 ``"problems"`` or the name of any other reward extra; either a
+                 fixed set or a function of the ``algorithm`` config (so that,
+                 e.g., response text is decoded only when the config uses it);
 * ``prepare`` -- an optional ``prepare(ctx, algorithm_config)`` run by the hook
                  before verl's advantage computation (group-level work such as
-                 partitioning, which may be slow or concurrent).
+                 partitioning, which may be slow or concurrent);
+* ``prefetch`` -- an optional ``prefetch(ctx, algorithm_config)`` run by the v1
+                 hook as soon as the step's rewards are known, *before* the
+                 old-log-prob pass, to start slow work (judge requests) that
+                 ``prepare`` later joins.  It must never raise into the step.
 
 Registration is idempotent: importing an estimator module twice (the
 ``verl.plugins`` entry point and ``VERL_USE_EXTERNAL_MODULES``, or by file path)
@@ -35,8 +41,13 @@ ESTIMATOR_MODULES = (
 class EstimatorSpec:
     name: str
     fn: Callable[..., Any]
-    needs: frozenset[str]
+    needs: frozenset[str] | Callable[[Any], frozenset[str]]
     prepare: Callable[[Any, Any], None] | None = None
+    prefetch: Callable[[Any, Any], None] | None = None
+
+    def needs_for(self, algorithm_config: Any) -> frozenset[str]:
+        """The per-row fields the hook must fetch for this ``algorithm`` config."""
+        return frozenset(self.needs(algorithm_config) if callable(self.needs) else self.needs)
 
 
 _SPECS: dict[str, EstimatorSpec] = {}
@@ -50,7 +61,10 @@ def _same_function(a: Callable, b: Callable) -> bool:
 
 
 def register_estimator(
-    name: str, needs: frozenset[str] | set[str] = frozenset(), prepare: Callable[[Any, Any], None] | None = None
+    name: str,
+    needs: frozenset[str] | set[str] | Callable[[Any], frozenset[str]] = frozenset(),
+    prepare: Callable[[Any, Any], None] | None = None,
+    prefetch: Callable[[Any, Any], None] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Decorator: register ``fn`` as verl advantage estimator ``name``."""
 
@@ -65,7 +79,9 @@ def register_estimator(
                 "verl-focal will not overwrite another package's estimator"
             )
         core_algos.ADV_ESTIMATOR_REGISTRY[name] = fn  # same function (maybe re-imported): replace
-        _SPECS[name] = EstimatorSpec(name=name, fn=fn, needs=frozenset(needs), prepare=prepare)
+        _SPECS[name] = EstimatorSpec(
+            name=name, fn=fn, needs=needs if callable(needs) else frozenset(needs), prepare=prepare, prefetch=prefetch
+        )
         return fn
 
     return deco

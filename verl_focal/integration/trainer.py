@@ -102,13 +102,46 @@ class FocalHookMixin:
             uids, needs, infos, responses=responses, problems=problems, acc_key=acc_key, source="v1-transferqueue"
         )
 
+    # -- overlap: start slow group-level work before the old-log-prob pass -----
+    def _focal_prefetch(self, batch) -> None:
+        """Fetch the context early and run the estimator's ``prefetch`` (never raises)."""
+        self._focal_prefetched = None
+        spec = get_spec(self.config.algorithm.adv_estimator)
+        if spec is None or spec.prefetch is None:
+            return
+        try:
+            ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
+            spec.prefetch(ctx, self.config.algorithm)
+            self._focal_prefetched = (tuple(batch.keys), batch.partition_id, ctx)
+        except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
+            logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", spec.name, e)
+            self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
+
+    def _compute_old_log_prob(self, batch, metrics: dict):
+        self._focal_prefetch(batch)
+        return super()._compute_old_log_prob(batch, metrics)
+
+    def _focal_context_for(self, batch, spec) -> AdvantageContext:
+        cached = getattr(self, "_focal_prefetched", None)
+        self._focal_prefetched = None
+        if cached is not None and cached[0] == tuple(batch.keys) and cached[1] == batch.partition_id:
+            ctx = cached[2]  # same rows: reuse what prefetch fetched and decoded
+            ctx.metrics = {"verl_focal/prefetched": 1.0}
+            return ctx
+        t0 = time.perf_counter()
+        ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
+        ctx.metrics["verl_focal/fetch_s"] = time.perf_counter() - t0
+        return ctx
+
     def _compute_advantage(self, batch, metrics: dict):
         spec = get_spec(self.config.algorithm.adv_estimator)
         if spec is None:
             return super()._compute_advantage(batch, metrics)
-        t0 = time.perf_counter()
-        ctx = self._focal_fetch_context(batch, spec.needs)
-        ctx.metrics["verl_focal/fetch_s"] = time.perf_counter() - t0
+        ctx = self._focal_context_for(batch, spec)
+        failed = getattr(self, "_focal_prefetch_failed", 0)
+        if failed:
+            ctx.metrics["verl_focal/prefetch_failed"] = float(failed)
+            self._focal_prefetch_failed = 0
         _run_prepare(spec, ctx, self.config.algorithm)
         with use_context(ctx):
             out = super()._compute_advantage(batch, metrics)
@@ -218,8 +251,9 @@ def install_legacy_hook(tokenizer_factory=None) -> None:
         if spec is None:
             return orig_adv(data, adv_estimator, *args, **kwargs)
         algo = kwargs.get("config")
-        tok = tokenizer() if spec.needs & {"responses", "problems"} else None
-        ctx = context_from_dataproto(data, spec.needs, tok, acc_key=_acc_key(algo) if algo is not None else "acc")
+        needs = spec.needs_for(algo if algo is not None else {})
+        tok = tokenizer() if needs & {"responses", "problems"} else None
+        ctx = context_from_dataproto(data, needs, tok, acc_key=_acc_key(algo) if algo is not None else "acc")
         _run_prepare(spec, ctx, algo)
         with use_context(ctx):
             out = orig_adv(data, adv_estimator, *args, **kwargs)

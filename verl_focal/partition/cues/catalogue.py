@@ -200,3 +200,102 @@ def load_catalogue(cue_set: str = "math_v1") -> Catalogue:
 
         data = yaml.safe_load(text)
     return _parse(data, source)
+
+
+_ESCAPED_LITERAL = set("\\.^$|?*+()[]{}-/'\"!#%&,:;<=>@`~ ")
+_QUANT = set("?*+{")
+
+
+def _split_top(pattern: str, sep: str = "|") -> list[str]:
+    """Split at top-level ``|`` (outside groups and classes)."""
+    parts, depth, cls, i, start = [], 0, False, 0, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if cls:
+            cls = ch != "]"
+        elif ch == "[":
+            cls = True
+            if pattern[i + 1 : i + 2] == "]" or pattern[i + 1 : i + 3] == "^]":
+                i += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    return parts
+
+
+def _atoms(branch: str):
+    """Yield (literal_char_or_None, quantifier) for the top-level atoms of one branch."""
+    i = 0
+    while i < len(branch):
+        ch = branch[i]
+        if ch == "\\":
+            nxt = branch[i + 1]
+            lit = nxt if nxt in _ESCAPED_LITERAL else ({"t": "\t"}.get(nxt))
+            i += 2
+        elif ch == "[":
+            j = i + 1
+            if branch[j : j + 1] == "^":
+                j += 1
+            if branch[j : j + 1] == "]":
+                j += 1
+            j = branch.index("]", j)
+            lit, i = None, j + 1
+        elif ch == "(":
+            depth, j = 1, i + 1
+            while depth:
+                c = branch[j]
+                if c == "\\":
+                    j += 2
+                    continue
+                if c == "[":
+                    j = branch.index("]", j + 1 + (branch[j + 1] == "^") + 1)
+                depth += {"(": 1, ")": -1}.get(c, 0)
+                j += 1
+            lit, i = None, j
+        else:
+            lit = None if ch == "." else ch
+            i += 1
+        q = ""
+        if i < len(branch) and branch[i] in _QUANT:
+            if branch[i] == "{":
+                j = branch.index("}", i)
+                q, i = branch[i : j + 1], j + 1
+            else:
+                q, i = branch[i], i + 1
+            if i < len(branch) and branch[i] in "?+":  # lazy / possessive marker
+                i += 1
+        yield lit, q
+
+
+def required_literals(pattern: str, caseless: bool) -> tuple[bytes, ...] | None:
+    """A set of byte strings, one of which every match of ``pattern`` contains, or None.
+
+    For each top-level alternative, the longest run of literal characters that the
+    alternative must match (not optional, not inside a group or class).  Used by the
+    regex backend to skip a cue whose literals are absent from a response: a sound
+    prefilter, so it never changes a result.  Lower-cased when ``caseless``.
+    """
+    out = []
+    for branch in _split_top(pattern):
+        best, run = "", ""
+        for lit, q in _atoms(branch):
+            if lit is None or q in ("?", "*") or (q.startswith("{") and q[1:2] == "0"):
+                best, run = max(best, run, key=len), ""
+                continue
+            run += lit
+            if q:  # repeated: the character is required once, but the run cannot continue
+                best, run = max(best, run, key=len), ""
+        best = max(best, run, key=len)
+        if not best:
+            return None
+        out.append(best.lower() if caseless else best)
+    return tuple(sorted({s.encode("ascii") for s in out}))

@@ -21,9 +21,14 @@ reason          cause                                      retried?
 Waits between attempts: ``Retry-After`` when the server sends one (seconds or
 an HTTP date), otherwise ``backoff_s * 2**k`` capped at ``max_backoff_s``.  A
 ``Retry-After`` longer than ``max_backoff_s`` ends the call at once: the
-training step must not wait on the server's schedule.  A 400 that complains
-about ``response_format`` switches JSON mode off for this client and retries
-once without it (servers that do not support JSON mode).
+training step must not wait on the server's schedule.
+
+Optional request parameters adapt to the server, once each, remembered for the
+client's life: a 400 whose body names ``response_format`` drops JSON mode (the
+prompt still asks for JSON), one naming ``max_tokens`` sends the limit as
+``max_completion_tokens`` instead (newer hosted APIs), one naming
+``temperature`` drops it (models with a fixed temperature).  Such a resend is
+not a retry.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ class CallStats:
     requests: int = 0  # HTTP attempts made
     retries: int = 0  # attempts after the first
     waited_s: float = 0.0  # time slept between attempts
+    finish_reason: str | None = None  # of the last completion received
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
@@ -98,6 +104,8 @@ class ChatClient:
         self._api_key = api_key
         self.url = config.base_url.rstrip("/") + "/chat/completions"
         self.json_mode = bool(config.json_mode)
+        self.send_temperature = True
+        self.tokens_param = "max_tokens"
         self._http: httpx.AsyncClient | None = None
         self._sem: asyncio.Semaphore | None = None
 
@@ -120,15 +128,25 @@ class ChatClient:
             self._http = None
 
     def _body(self, messages: list[dict]) -> dict:
-        body = {
-            "model": self.config.model,
-            "messages": messages,
-            "temperature": self.config.temperature,
-            "max_tokens": self.config.max_tokens,
-        }
+        body = {"model": self.config.model, "messages": messages, self.tokens_param: self.config.max_tokens}
+        if self.send_temperature:
+            body["temperature"] = self.config.temperature
         if self.json_mode:
             body["response_format"] = {"type": "json_object"}
         return body
+
+    def _adapt(self, error_text: str) -> bool:
+        """Adapt one optional parameter named in a 400's body (see the module docstring)."""
+        if self.json_mode and "response_format" in error_text:
+            self.json_mode = False
+            return True
+        if self.tokens_param == "max_tokens" and "max_tokens" in error_text:
+            self.tokens_param = "max_completion_tokens"
+            return True
+        if self.send_temperature and "temperature" in error_text:
+            self.send_temperature = False
+            return True
+        return False
 
     async def complete(self, messages: list[dict], stats: CallStats) -> str:
         """The completion text for ``messages``; raises :class:`JudgeFault` after the retry policy."""
@@ -137,7 +155,6 @@ class ChatClient:
         c = self.config
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         attempt = 0
-        format_retry_used = False
         while True:
             stats.requests += 1
             wait: float | None = None
@@ -153,13 +170,15 @@ class ChatClient:
                     except ValueError:
                         raise JudgeFault("malformed", "the response body is not JSON") from None
                     content = _content_of(body)
+                    try:
+                        stats.finish_reason = body["choices"][0].get("finish_reason")
+                    except (AttributeError, KeyError, IndexError, TypeError):
+                        stats.finish_reason = None
                     if content is None or not content.strip():
                         raise JudgeFault("empty", "the completion has no text")
                     return content
-                if status == 400 and self.json_mode and not format_retry_used and "response_format" in resp.text:
-                    self.json_mode = False  # server does not support JSON mode: ask in the prompt only
-                    format_retry_used = True
-                    continue
+                if status == 400 and self._adapt(resp.text):
+                    continue  # resend with the parameter the server objected to adapted
                 if status == 429:
                     fault = JudgeFault("http_429", "rate limited")
                     wait = retry_after_seconds(resp.headers.get("retry-after"))

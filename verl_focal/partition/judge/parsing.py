@@ -6,7 +6,9 @@ Rules (also in docs/judge.md):
    then the whole reply.  Every ``{`` starts a decode attempt; the *last*
    top-level object carrying a ``groups`` key wins (reasoning may quote
    drafts; the final answer comes last).  Code fences and prose around it are
-   ignored.  No such object -> reason ``malformed``; a blank reply -> ``empty``.
+   ignored.  If nothing in a region decodes, that region is searched again
+   with trailing commas (``[1, 2,]``, ``{...,}``) removed.  No such object -> reason
+   ``malformed``; a blank reply -> ``empty``.
 2. **Shapes accepted for ``groups``:** a list of ``{"label": ..., "members": [...]}``
    (``members`` may also be called ``solutions``, ``indices`` or ``ids``), a
    list of lists of numbers, or a mapping ``label -> list of numbers``.
@@ -36,6 +38,7 @@ __all__ = ["JudgeReplyError", "JudgeParse", "parse_reply", "extract_json_object"
 
 _NUMBER = regex.compile(r"^\s*(?:solution\s*)?#?\s*(\d{1,6})\s*$", regex.IGNORECASE)
 _MEMBER_KEYS = ("members", "solutions", "indices", "ids")
+_TRAILING_COMMA = regex.compile(r",\s*([}\]])")
 
 
 class JudgeReplyError(ValueError):
@@ -64,27 +67,36 @@ class JudgeParse:
 
 def extract_json_object(text: str) -> dict | None:
     """The last top-level JSON object with a ``groups`` key in ``text`` (see rule 1), or None."""
-    decoder = json.JSONDecoder()
     regions = []
     end_think = text.rfind("</think>")
     if end_think >= 0:
         regions.append(text[end_think + len("</think>"):])
     regions.append(text)
     for region in regions:
-        found = None
-        i = region.find("{")
-        while i >= 0:
-            try:
-                obj, end = decoder.raw_decode(region, i)
-            except ValueError:
-                i = region.find("{", i + 1)
-                continue
-            if isinstance(obj, dict) and "groups" in obj:
-                found = obj
-            i = region.find("{", end)
+        found = _last_groups_object(region)
+        if found is None:
+            relaxed = _TRAILING_COMMA.sub(r"\1", region)
+            if relaxed != region:
+                found = _last_groups_object(relaxed)
         if found is not None:
             return found
     return None
+
+
+def _last_groups_object(region: str) -> dict | None:
+    decoder = json.JSONDecoder()
+    found = None
+    i = region.find("{")
+    while i >= 0:
+        try:
+            obj, end = decoder.raw_decode(region, i)
+        except ValueError:
+            i = region.find("{", i + 1)
+            continue
+        if isinstance(obj, dict) and "groups" in obj:
+            found = obj
+        i = region.find("{", end)
+    return found
 
 
 def _as_number(x: Any) -> int | None:

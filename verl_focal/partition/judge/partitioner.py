@@ -43,8 +43,10 @@ __all__ = ["JudgePartitioner", "JudgeHandle", "GroupOutcome", "FALLBACK_REASONS"
 # Every reason a group can fall back for; all are reported (zeros included) so metric keys are stable.
 FALLBACK_REASONS = (
     "timeout", "connect", "dropped", "http_429", "http_5xx", "http_4xx",
-    "malformed", "empty", "bad_indices", "deadline", "internal",
+    "malformed", "truncated", "empty", "bad_indices", "deadline", "circuit_open", "internal",
 )
+# Faults that say the server (not one reply) is unusable; a step made only of these opens the breaker.
+NETWORK_REASONS = frozenset({"timeout", "connect", "dropped", "http_429", "http_5xx", "deadline"})
 
 
 @dataclass
@@ -192,7 +194,9 @@ class JudgeHandle:
             # or by the handle that cancels it; never while another holder still waits on it.
             if (finished or last) and owner._claim(req):
                 owner._record_call(pending[key])
-        failed: list[int] = []
+        if pending and all(p.labels is None and p.reason in NETWORK_REASONS for p in pending.values()):
+            owner._open_breaker()
+        failed = [i for i, o in enumerate(self._outcomes) if o is not None and o.source == "fallback"]
         for i, key in enumerate(self._future_of):
             if key is None:
                 continue
@@ -250,6 +254,7 @@ class JudgePartitioner(Partitioner):
         self._loop_lock = threading.Lock()
         self._inflight: dict[str, _Request] = {}
         self._inflight_lock = threading.Lock()
+        self._breaker_until = 0.0  # time.monotonic() until which the judge is skipped
         self._mlock = threading.Lock()
         self._reset_metrics()
 
@@ -286,6 +291,7 @@ class JudgePartitioner(Partitioner):
         groups = [(p, [str(t) for t in texts]) for p, texts in groups]
         handle = JudgeHandle(self, groups)
         c = self.config
+        breaker_open = time.monotonic() < self._breaker_until
         try:
             for i, (problem, texts) in enumerate(groups):
                 n = len(texts)
@@ -298,6 +304,10 @@ class JudgePartitioner(Partitioner):
                     handle._cache_hits += 1
                     handle._outcomes[i] = GroupOutcome(canonical_labels(hit["labels"]), "cache", None,
                                                        list(hit.get("names", [])))
+                    continue
+                if breaker_open:
+                    handle._outcomes[i] = GroupOutcome([], "fallback", "circuit_open",
+                                                       detail="the judge failed a whole step recently")
                     continue
                 handle._future_of[i] = key
                 if key not in handle._requests:
@@ -329,6 +339,12 @@ class JudgePartitioner(Partitioner):
                 req.holders -= 1  # the dropped handle holds nothing
             req.future.add_done_callback(lambda _f, r=req: self._record_orphan(r))
 
+    def _open_breaker(self) -> None:
+        if self.config.breaker_cooldown_s > 0:
+            self._breaker_until = time.monotonic() + self.config.breaker_cooldown_s
+            with self._mlock:
+                self._m["breaker_trips"] += 1
+
     def _record_orphan(self, req: _Request) -> None:
         with self._inflight_lock:
             orphan = req.holders <= 0 and not req.recorded
@@ -354,6 +370,8 @@ class JudgePartitioner(Partitioner):
             "judge/fallback_rate": m["fallbacks"] / groups if groups else 0.0,
             "judge/repaired": float(m["repaired"]),
             "judge/inflight_joins": float(m["joins"]),
+            "judge/breaker_trips": float(m["breaker_trips"]),
+            "judge/breaker_open": float(time.monotonic() < self._breaker_until),
             "judge/wall_s": float(m["wall_s"]),
             "judge/wait_s": float(m["wait_s"]),
             "judge/fallback_errors": float(m["fallback_errors"]),
@@ -403,7 +421,10 @@ class JudgePartitioner(Partitioner):
             reply = await self._client.complete(messages, stats)
             parsed = parse_reply(reply, len(texts), c.max_repair_fraction)
         except (JudgeFault, JudgeReplyError) as e:
-            return _Pending(None, [], e.reason, time.perf_counter() - t0, stats, detail=e.detail)
+            reason = e.reason
+            if isinstance(e, JudgeReplyError) and reason == "malformed" and stats.finish_reason == "length":
+                reason = "truncated"  # the reply hit max_tokens before its JSON was complete
+            return _Pending(None, [], reason, time.perf_counter() - t0, stats, detail=e.detail)
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001
@@ -469,6 +490,7 @@ class JudgePartitioner(Partitioner):
         self._m: dict[str, Any] = {
             "groups": 0, "requests": 0, "retries": 0, "cache_hits": 0, "fallbacks": 0, "repaired": 0,
             "wall_s": 0.0, "wait_s": 0.0, "reasons": {}, "latencies": [], "fallback_errors": 0, "joins": 0,
+            "breaker_trips": 0,
             "internal_errors": 0,
         }
 

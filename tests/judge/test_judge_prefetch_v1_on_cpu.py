@@ -1,0 +1,77 @@
+"""Overlap: the v1 hook starts the judge's requests before the old-log-prob pass.
+
+A real TransferQueue holds the step's rollouts (written as verl's agent loop writes
+them); the hooked trainer's ``_focal_prefetch`` (what ``_compute_old_log_prob`` calls
+before verl's own, GPU-bound, log-prob pass) fires the judge requests; the advantage
+computation then joins them instead of starting its own.  The judge is the scripted
+loopback server of conftest.py, answering after a delay that stands in for the old-log-prob
+time.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("verl")
+
+from test_judge_hook_on_cpu import GOOD, JUDGE_CLUSTERS, ROWS, expected_advantages, tokenizer  # noqa: E402
+
+
+def _put(tq, tok):
+    from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
+    from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
+    keys, fields = [], []
+    for i, (uid, text, correct) in enumerate(ROWS):
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        out = AgentLoopOutput(
+            prompt_ids=[2], response_ids=ids, response_mask=[1] * len(ids), reward_score=float(correct),
+            num_turns=2, metrics=AgentLoopMetrics(),
+            extra_fields={"reward_extra_info": {"acc": float(correct)}},
+        )
+        field = out.as_dict()
+        field.update({"uid": uid, "raw_prompt": [{"role": "user", "content": f"Solve x^2-3x+2=0. [[pf_{uid}]]"}]})
+        keys.append(f"{uid}_{i}_0")
+        fields.append(field)
+    return tq.kv_batch_put(keys=keys, partition_id="train", fields=list_of_dict_to_tensordict(fields))
+
+
+def test_prefetched_judge_requests_are_joined_at_advantage_time(transfer_queue, composed_config, judge_server):
+    from verl_focal.integration.trainer import hooked_trainer_cls
+    from verl_focal.partition.judge import shared_judge  # noqa: F401  (registers the partitioner)
+
+    delay = 1.0
+    for u in GOOD:
+        judge_server.script(f"pf_{u}", ("sleep", delay, ("json", GOOD[u])))
+    tok = tokenizer()
+    meta = _put(transfer_queue, tok)
+    trainer = object.__new__(hooked_trainer_cls("sync"))
+    trainer.tokenizer = tok
+    trainer.config = composed_config(
+        [
+            "algorithm.adv_estimator=cue_grpo",
+            "algorithm.cue.partitioner=judge",
+            "algorithm.cue.alpha=1.0",
+            "algorithm.cue.clip=null",
+            f"algorithm.cue.judge.base_url={judge_server.base_url}",
+            "algorithm.cue.judge.model=judge-model",
+            "algorithm.cue.judge.timeout_s=30",
+        ]
+    )
+    t0 = time.perf_counter()
+    trainer._focal_prefetch(meta)  # what _compute_old_log_prob does before verl's log-prob pass
+    assert time.perf_counter() - t0 < delay  # it did not wait for the judge
+    time.sleep(delay + 0.5)  # the old-log-prob pass
+    metrics: dict = {}
+    trainer._compute_advantage(meta, metrics)
+    # one request per group, made by the prefetch; the advantage step waited for none
+    assert sum(len(judge_server.requests_for(f"pf_{u}")) for u in GOOD) == len(GOOD)
+    assert metrics["verl_focal/prefetched"] == 1.0
+    assert metrics["judge/fallback_rate"] == 0.0
+    assert metrics["judge/wait_s"] < delay / 2
+    got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
+    adv = [t[0].item() for t in got["advantages"].unbind()]
+    assert adv == pytest.approx(expected_advantages(JUDGE_CLUSTERS), abs=1e-5)
