@@ -80,7 +80,7 @@ def gather_inputs(
             f"{estimator}: non-finite reward {scores[rows[0]].item()} for uid {index[rows[0]]!r} "
             f"(row {rows[0]}; {len(rows)} row(s) affected); fix the reward function for that prompt"
         )
-    valid = response_mask.detach().ne(0).any(dim=-1).to(torch.float64)
+    valid = (response_mask.detach().sum(dim=-1) > 0).to(torch.float64)
     gid, n_groups = group_ids(index, device=scores.device)
 
     ctx = current_context()
