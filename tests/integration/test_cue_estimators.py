@@ -282,3 +282,18 @@ def test_judge_partitioner_is_used_and_falls_back_to_strategy_cue():
     np.testing.assert_allclose(got, expected(rows), atol=1e-5)
     assert ctx.metrics["cue/groups_from_text"] == len(cue_corpus.PROBLEMS)
 
+
+
+def test_f_cue_grpo_logs_the_focal_diagnostics_too():
+    """f_cue_grpo applies (1 − p̂)^γ, so it reports the same focal/* metrics as f_grpo."""
+    index = np.array(["a"] * 4 + ["b"] * 4, dtype=object)
+    acc = np.array([1, 1, 0, 0, 1, 0, 0, 0], dtype=float)
+    rewards = torch.zeros(8, 2)
+    rewards[:, -1] = torch.as_tensor(acc, dtype=torch.float32)
+    ctx = AdvantageContext(uids=index, acc=acc)
+    algo = OmegaConf.create({"focal": {"gamma": 1.0}, "cue": {"partitioner": "single"}})
+    with use_context(ctx):
+        core_algos.get_adv_estimator_fn("f_cue_grpo")(rewards, torch.ones(8, 2), config=algo, index=index)
+    # a: p̂ = 1/2 -> 0.5 ; b: p̂ = 1/4 -> 0.75
+    assert ctx.metrics["focal/weight_mean_active"] == pytest.approx((0.5 + 0.75) / 2)
+    assert ctx.metrics["focal/frac_active"] == 1.0

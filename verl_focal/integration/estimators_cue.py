@@ -38,10 +38,10 @@ import torch
 
 from verl_focal.config.schema import ConfigError, section_from_mapping, CueConfig
 from verl_focal.core.credit import credit_multipliers_batch
-from verl_focal.core.focal import focal_weight
-from verl_focal.core.groups import group_advantage, group_ids, group_success_rate
+from verl_focal.core.groups import group_ids
 from verl_focal.integration.context import AdvantageContext
-from verl_focal.integration.inputs import gather_inputs, resolve_base
+from verl_focal.integration.estimators_focal import base_advantage, broadcast, focal_row_weights
+from verl_focal.integration.inputs import gather_inputs
 from verl_focal.integration.registration import register_estimator
 from verl_focal.partition.base import get_partitioner
 from verl_focal.partition.diagnostics import credit_diagnostics
@@ -266,8 +266,7 @@ def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, n
     with torch.no_grad():
         inp = gather_inputs(token_level_rewards, response_mask, config, index, name)
         cue = cue_config(config if config is not None else {})
-        base = resolve_base(inp.sections["focal"].base, config)
-        adv = group_advantage(inp.scores, inp.gid, inp.n_groups, inp.valid, base=base, epsilon=epsilon).to(torch.float64)
+        adv = base_advantage(inp, config, epsilon)
         gid = inp.gid.cpu().numpy()
         correct = inp.correct.cpu().numpy() > 0.5
         valid = inp.valid.cpu().numpy() > 0.5
@@ -309,12 +308,12 @@ def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, n
             metrics.update(credit_diagnostics(gid, np.where(rows, labels, -1), w))
         scalars = adv * torch.as_tensor(w, dtype=torch.float64, device=adv.device)
         if focal:
-            p_hat, _ = group_success_rate(inp.correct, inp.gid, inp.n_groups, inp.valid)
-            scalars = scalars * focal_weight(p_hat, inp.sections["focal"].gamma)[inp.gid]
+            g, focal_metrics = focal_row_weights(inp)
+            scalars = scalars * g
+            metrics.update(focal_metrics)
         if inp.ctx is not None:
             inp.ctx.metrics.update(metrics)
-        advantages = scalars.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask
-        return advantages, advantages
+        return broadcast(scalars, token_level_rewards, response_mask)
 
 
 @register_estimator("cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue)

@@ -18,7 +18,7 @@ from verl_focal.core.groups import group_advantage, group_success_rate
 from verl_focal.integration.inputs import EstimatorInputs, gather_inputs, resolve_base
 from verl_focal.integration.registration import register_estimator
 
-__all__ = ["compute_f_grpo_advantage", "focal_diagnostics"]
+__all__ = ["compute_f_grpo_advantage", "focal_diagnostics", "base_advantage", "focal_row_weights", "broadcast"]
 
 
 def focal_diagnostics(inp: EstimatorInputs, p_hat: torch.Tensor, n: torch.Tensor, weight: torch.Tensor) -> dict[str, float]:
@@ -46,6 +46,25 @@ def focal_diagnostics(inp: EstimatorInputs, p_hat: torch.Tensor, n: torch.Tensor
     return out
 
 
+def base_advantage(inp: EstimatorInputs, config: Any, epsilon: float) -> torch.Tensor:
+    """A_i: the group advantage of ``algorithm.focal.base`` (float64, 0 on padding rows)."""
+    base = resolve_base(inp.sections["focal"].base, config)
+    return group_advantage(inp.scores, inp.gid, inp.n_groups, inp.valid, base=base, epsilon=epsilon).to(torch.float64)
+
+
+def focal_row_weights(inp: EstimatorInputs) -> tuple[torch.Tensor, dict[str, float]]:
+    """g(x_i) = (1 − p̂_g)^γ for every row, and the step diagnostics of the weights."""
+    p_hat, n = group_success_rate(inp.correct, inp.gid, inp.n_groups, inp.valid)
+    weight = focal_weight(p_hat, inp.sections["focal"].gamma)
+    return weight[inp.gid], focal_diagnostics(inp, p_hat, n, weight)
+
+
+def broadcast(scalars: torch.Tensor, token_level_rewards: torch.Tensor, response_mask: torch.Tensor):
+    """One scalar per row over its response tokens, masked; returned as (advantages, returns)."""
+    advantages = scalars.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask
+    return advantages, advantages
+
+
 @register_estimator("f_grpo", needs=frozenset({"acc"}))
 def compute_f_grpo_advantage(
     token_level_rewards: torch.Tensor,
@@ -63,13 +82,7 @@ def compute_f_grpo_advantage(
     """
     with torch.no_grad():
         inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo")
-        focal = inp.sections["focal"]
-        base = resolve_base(focal.base, config)
-        adv = group_advantage(inp.scores, inp.gid, inp.n_groups, inp.valid, base=base, epsilon=epsilon)
-        p_hat, n = group_success_rate(inp.correct, inp.gid, inp.n_groups, inp.valid)
-        weight = focal_weight(p_hat, focal.gamma)
-        scalars = adv.to(torch.float64) * weight[inp.gid]
+        g, diagnostics = focal_row_weights(inp)
         if inp.ctx is not None:
-            inp.ctx.metrics.update(focal_diagnostics(inp, p_hat, n, weight))
-        advantages = scalars.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask
-        return advantages, advantages
+            inp.ctx.metrics.update(diagnostics)
+        return broadcast(base_advantage(inp, config, epsilon) * g, token_level_rewards, response_mask)
