@@ -273,8 +273,11 @@ def _cross_checks(obj: Any, prefix: str) -> None:
             )
 
 
-def validate_algorithm_config(algorithm: Mapping | Any) -> dict[str, Any]:
+def validate_algorithm_config(algorithm: Mapping | Any, sections: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Validate our sections of the ``algorithm`` config; return {'focal': FocalConfig, 'cue': CueConfig}.
+
+    ``sections`` limits the work to some of them (an estimator validates what it reads on
+    every call; start-up validation checks all).
 
     Works on an OmegaConf DictConfig, a plain dict, or any object with ``get``.
     Raises :class:`ConfigError` naming the key, the value and the fix.
@@ -282,7 +285,8 @@ def validate_algorithm_config(algorithm: Mapping | Any) -> dict[str, Any]:
     getter = getattr(algorithm, "get", None)
     if getter is None:
         raise ConfigError(f"the algorithm config must be a mapping, got {type(algorithm).__name__}")
-    return {name: section_from_mapping(cls, getter(name, None), f"algorithm.{name}") for name, cls in SECTIONS.items()}
+    names = SECTIONS if sections is None else sections
+    return {name: section_from_mapping(SECTIONS[name], getter(name, None), f"algorithm.{name}") for name in names}
 
 
 def defaults_as_dict() -> dict[str, Any]:

@@ -308,9 +308,7 @@ def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, n
             metrics.update(credit_diagnostics(gid, np.where(rows, labels, -1), w))
         scalars = adv * torch.as_tensor(w, dtype=torch.float64, device=adv.device)
         if focal:
-            g, focal_metrics = focal_row_weights(inp)
-            scalars = scalars * g
-            metrics.update(focal_metrics)
+            scalars = scalars * focal_row_weights(inp)
         if inp.ctx is not None:
             inp.ctx.metrics.update(metrics)
         return broadcast(scalars, token_level_rewards, response_mask)

@@ -52,11 +52,13 @@ def base_advantage(inp: EstimatorInputs, config: Any, epsilon: float) -> torch.T
     return group_advantage(inp.scores, inp.gid, inp.n_groups, inp.valid, base=base, epsilon=epsilon).to(torch.float64)
 
 
-def focal_row_weights(inp: EstimatorInputs) -> tuple[torch.Tensor, dict[str, float]]:
-    """g(x_i) = (1 − p̂_g)^γ for every row, and the step diagnostics of the weights."""
+def focal_row_weights(inp: EstimatorInputs) -> torch.Tensor:
+    """g(x_i) = (1 − p̂_g)^γ for every row; the step diagnostics go to the hook's context, if any."""
     p_hat, n = group_success_rate(inp.correct, inp.gid, inp.n_groups, inp.valid)
     weight = focal_weight(p_hat, inp.sections["focal"].gamma)
-    return weight[inp.gid], focal_diagnostics(inp, p_hat, n, weight)
+    if inp.ctx is not None:
+        inp.ctx.metrics.update(focal_diagnostics(inp, p_hat, n, weight))
+    return weight[inp.gid]
 
 
 def broadcast(scalars: torch.Tensor, token_level_rewards: torch.Tensor, response_mask: torch.Tensor):
@@ -82,7 +84,5 @@ def compute_f_grpo_advantage(
     """
     with torch.no_grad():
         inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo")
-        g, diagnostics = focal_row_weights(inp)
-        if inp.ctx is not None:
-            inp.ctx.metrics.update(diagnostics)
+        g = focal_row_weights(inp)
         return broadcast(base_advantage(inp, config, epsilon) * g, token_level_rewards, response_mask)

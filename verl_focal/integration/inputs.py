@@ -35,7 +35,7 @@ class EstimatorInputs:
     correct: torch.Tensor  # (bs,) float64 0/1 (0 on padding rows)
     acc_rows: int  # valid rows whose correctness came from the `acc` extra
     threshold_rows: int  # valid rows whose correctness came from reward > threshold
-    sections: dict[str, Any]  # {'focal': FocalConfig, 'cue': CueConfig}
+    sections: dict[str, Any]  # {'focal': FocalConfig}; the cue estimators validate algorithm.cue themselves
     ctx: AdvantageContext | None
     index: np.ndarray
 
@@ -59,7 +59,7 @@ def gather_inputs(
     supplies it (``algorithm.focal.correctness`` auto/acc), else
     ``reward > algorithm.focal.correct_threshold``.
     """
-    sections = validate_algorithm_config(config if config is not None else {})
+    sections = validate_algorithm_config(config if config is not None else {}, sections=("focal",))
     focal = sections["focal"]
     if index is None:
         raise ValueError(f"{estimator} groups rollouts by uid, but verl passed no `index`: the batch has no 'uid' column")
