@@ -297,3 +297,18 @@ def test_f_cue_grpo_logs_the_focal_diagnostics_too():
     # a: p̂ = 1/2 -> 0.5 ; b: p̂ = 1/4 -> 0.75
     assert ctx.metrics["focal/weight_mean_active"] == pytest.approx((0.5 + 0.75) / 2)
     assert ctx.metrics["focal/frac_active"] == 1.0
+
+
+def test_a_step_with_nothing_to_partition_logs_the_same_metric_keys():
+    """Steps whose groups have < 2 correct rollouts still report zeros (stable metric keys per step)."""
+    index = np.array(["a"] * 4 + ["b"] * 4, dtype=object)
+    acc = np.array([1, 0, 0, 0, 0, 0, 0, 0], dtype=float)
+    rewards = torch.zeros(8, 2)
+    rewards[:, -1] = torch.as_tensor(acc, dtype=torch.float32)
+    ctx = AdvantageContext(uids=index, acc=acc, responses=["x"] * 8)
+    algo = OmegaConf.create({"adv_estimator": "cue_grpo", "cue": {"source": "text"}})
+    get_spec("cue_grpo").prepare(ctx, algo)
+    with use_context(ctx):
+        core_algos.get_adv_estimator_fn("cue_grpo")(rewards, torch.ones(8, 2), config=algo, index=index)
+    for key in ("cue/groups_partitioned", "cue/groups_from_signatures", "cue/groups_from_text", "cue/groups_repartitioned"):
+        assert ctx.metrics[key] == 0.0, key

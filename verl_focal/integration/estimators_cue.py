@@ -163,8 +163,8 @@ def partition_rows(
     labels = np.full(n, -1, dtype=np.int64)
     idx = np.flatnonzero(rows)
     counts = {"sig": 0, "text": 0, "none": 0}
-    if idx.size == 0:
-        return labels, {}
+    if idx.size == 0:  # nothing to partition this step: same metric keys as any other step
+        return labels, {"cue/partition_time_s": 0.0, "cue/groups_from_signatures": 0.0, "cue/groups_from_text": 0.0}
     groups = _row_groups(gid, idx)
     text_groups: list[np.ndarray] = []
     t0 = time.perf_counter()
