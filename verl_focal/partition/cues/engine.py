@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Sequence
 
 import numpy as np
 import regex
@@ -268,8 +267,3 @@ def get_extractor(cue_set: str = "math_v1", backend: str = "auto", timeout: floa
                 ex = _CACHE[key] = Extractor(cue_set, backend=backend, timeout=timeout)
     return ex
 
-
-def sequences(texts: Sequence[str], cue_set: str = "math_v1", backend: str = "auto") -> list[list[str]]:
-    """Cue sequences of many texts (convenience for tests and the CLI)."""
-    ex = get_extractor(cue_set, backend)
-    return [ex.sequence(t) for t in texts]
