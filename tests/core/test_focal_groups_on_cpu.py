@@ -33,6 +33,15 @@ def test_focal_weight_rejects_bad_gamma(gamma):
         focal_weight(torch.tensor([0.5]), gamma)
 
 
+def test_focal_weight_per_row_gamma_tensor():
+    """One γ per row (the categorical simulation's batch of runs): each row is its own (1 − p̂)^γ."""
+    p = torch.tensor([0.0, 0.25, 0.5, 1.0, 1.0], dtype=torch.float64)
+    gam = torch.tensor([0.0, 1.0, 0.5, 0.0, 2.0], dtype=torch.float64)
+    assert focal_weight(p, gam).tolist() == pytest.approx([1.0, 0.75, math.sqrt(0.5), 1.0, 0.0], rel=1e-15)
+    with pytest.raises(ValueError, match="every gamma must be finite and >= 0"):
+        focal_weight(p, torch.tensor([0.0, -1.0, 0.0, 0.0, 0.0]))
+
+
 def test_focal_weight_rejects_p_outside_unit_interval():
     with pytest.raises(ValueError, match=r"p_hat must lie in \[0, 1\]"):
         focal_weight(torch.tensor([1.5]), 1.0)

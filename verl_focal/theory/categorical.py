@@ -13,7 +13,8 @@ i.e. gradient ascent with step ``eta`` on the surrogate ``(g/N) * sum_k w_k pi_k
 
 * App. J simulation (:func:`sampled_weights` with ``kind="group"``):
   ``w_i = c_i * rt_i`` with the group-centred advantage ``rt_j = R_j - mean_k R_k``,
-  i.e. ascent on ``(g/N) sum_j rt_j p_j`` over the N samples, ``g = (1-p_hat)^gamma``.
+  i.e. ascent on ``(g/N) sum_j rt_j p_j`` over the N samples, ``g = (1-p_hat)^gamma``
+  (:func:`verl_focal.core.focal_weight`, the same function the estimators use).
 * The BroRL-style one-step update of §4 (``kind="batch"``): ``w_i = R_i`` for every
   *distinct* sampled action, ``w_i = 0`` for unsampled ones, so
   ``S = S_R = R_c P_pos + R_w P_neg`` and unsampled actions get ``-(eta/N) S_R pi_i``.
@@ -35,7 +36,6 @@ import torch
 
 __all__ = [
     "group_centered_advantages",
-    "focal_group_weight",
     "sampled_weights",
     "surrogate_logit_update",
     "reinforce_logit_update",
@@ -80,14 +80,6 @@ def group_centered_advantages(
     p_hat = x / n
     mean_r = r_correct * p_hat + r_wrong * (1 - p_hat)
     return r_correct - mean_r, r_wrong - mean_r, p_hat
-
-
-def focal_group_weight(p_hat: torch.Tensor, gamma: float | torch.Tensor) -> torch.Tensor:
-    """Focal weight g = (1 - p_hat)^gamma with 0^0 = 1 (F-GRPO §4, methods spec §2)."""
-    gamma_t = torch.as_tensor(gamma, dtype=p_hat.dtype, device=p_hat.device)
-    if torch.any(gamma_t < 0):
-        raise ValueError(f"gamma must be >= 0, got {gamma}")
-    return torch.pow(1 - p_hat, gamma_t)  # torch.pow(0., 0.) == 1
 
 
 def sampled_weights(
