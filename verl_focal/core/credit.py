@@ -121,7 +121,7 @@ def credit_multipliers(
     stabilisers described in the module docstring.  Labels are arbitrary hashables
     compared for equality only.
 
-    >>> [round(x, 3) for x in credit_multipliers([0] * 6 + [1] * 3 + [2])[[0, 6, 9]]]
+    >>> [round(float(x), 3) for x in credit_multipliers([0] * 6 + [1] * 3 + [2])[[0, 6, 9]]]
     [0.649, 1.129, 2.72]
     """
     labels = list(cluster_ids)
