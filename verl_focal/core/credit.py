@@ -28,7 +28,7 @@ Pure numpy, no verl import.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,7 +45,9 @@ def validate_credit_args(alpha: float, clip, floor_mode: str, floor: float, pref
         try:
             lo, hi = (float(x) for x in clip)
         except (TypeError, ValueError):
-            raise ValueError(f"{prefix}clip={clip!r}: give a pair [min, max] such as [0.3, 3.0], or null for no clipping") from None
+            raise ValueError(
+                f"{prefix}clip={clip!r}: give a pair [min, max] such as [0.3, 3.0], or null for no clipping"
+            ) from None
         if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo <= 1 <= hi):
             raise ValueError(f"{prefix}clip={clip!r}: need 0 <= min <= 1 <= max (finite), e.g. [0.3, 3.0]")
     if floor_mode not in FLOOR_MODES:

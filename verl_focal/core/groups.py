@@ -12,7 +12,7 @@ and receive advantage 0 (methods.md Sec. 1; verl-0.9.md, PR #6452).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

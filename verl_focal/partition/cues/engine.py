@@ -110,7 +110,8 @@ class Extractor:
         if include_generic is None:
             include_generic = not harmless
         self.include_generic = bool(include_generic)
-        self._active = np.array([i for i, c in enumerate(cues) if self.include_generic or not c.generic], dtype=np.int64)
+        self._active = np.array([i for i, c in enumerate(cues) if self.include_generic or not c.generic],
+                                dtype=np.int64)
         self._regex = [
             regex.compile(cues[i].pattern.encode("ascii"), regex.IGNORECASE if cues[i].caseless else 0)
             for i in self._active
@@ -246,9 +247,14 @@ class Extractor:
         i = self.catalogue.code_index[cue_code]
         buf = normalise(step)
         use = backend or self.backend
-        ids, _ = self._matches_hyperscan(buf) if use == "hyperscan" else self._matches_regex(buf, time.perf_counter() + self.timeout)
+        if use == "hyperscan":
+            ids, _ = self._matches_hyperscan(buf)
+        else:
+            ids, _ = self._matches_regex(buf, time.perf_counter() + self.timeout)
         if i not in self._active:
-            raise ValueError(f"cue {cue_code!r} is generic and not matched by this extractor; build it with include_generic=True")
+            raise ValueError(
+                f"cue {cue_code!r} is generic and not matched by this extractor; build it with include_generic=True"
+            )
         return int(np.flatnonzero(self._active == i)[0]) in ids
 
 

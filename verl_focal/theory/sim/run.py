@@ -117,7 +117,8 @@ def run_simulation(cfg: SimConfig, progress: bool = True, threads: int | None = 
                         idx[r] = np.searchsorted(cdf_np[r], u * cdf_np[r, -1], side="right")
                 np.minimum(idx, k - 1, out=idx)
                 if n >= DENSE_FROM_N:
-                    counts = torch.from_numpy(np.stack([np.bincount(row, minlength=k) for row in idx]).astype(np.float64))
+                    dense = np.stack([np.bincount(row, minlength=k) for row in idx])
+                    counts = torch.from_numpy(dense.astype(np.float64))
                     x = counts[:, :nc].sum(-1)
                     active += ((x > 0) & (x < n)).to(torch.float64)
                     dense_step(z, e, zsum, counts, n, nc, cfg.eta, gam, cfg.objective, cfg.r_correct, cfg.r_wrong)
