@@ -12,7 +12,7 @@ from verl_focal.core.groups import group_advantage, group_ids, group_success_rat
 
 
 def test_focal_weight_matches_spec_table_n8_gamma_half():
-    # methods.md Sec. 2: N=8, γ=0.5, X=1..7 -> 0.935 0.866 0.791 0.707 0.612 0.500 0.354
+    # docs/methods.md §2: N=8, γ=0.5, X=1..7 -> 0.935 0.866 0.791 0.707 0.612 0.500 0.354
     expected = [0.935, 0.866, 0.791, 0.707, 0.612, 0.500, 0.354]
     p = torch.arange(1, 8, dtype=torch.float64) / 8
     got = focal_weight(p, 0.5)

@@ -122,7 +122,7 @@ CASES = {
     "cue_grpo_judge": ("cue_grpo_judge.sh", {"JUDGE_MODEL": "judge-7b", "JUDGE_API_KEY_ENV": "JUDGE_KEY"}),
 }
 
-# The F-GRPO paper's table (paper-setups.md), for every DeepScaleR recipe
+# The F-GRPO paper's training setup (arXiv 2602.06717, Sec. 5), for every DeepScaleR recipe
 PAPER_COMMON = {
     "data.train_batch_size": 256,
     "actor_rollout_ref.actor.ppo_mini_batch_size": 64,

@@ -1,4 +1,4 @@
-"""Categorical one-step analysis (F-GRPO §2.3/§3.2, App. C-J; methods spec §4).
+"""Categorical one-step analysis (F-GRPO §2.3/§3.2, App. C-J; docs/methods.md §4).
 
 Every closed form is checked against torch autograd of the objective it claims to
 ascend, or against the exact change of mass after a small step (finite difference).

@@ -1,9 +1,9 @@
-"""Rarity-aware credit redistribution (Cue-GRPO, arXiv 2608.03467, Sec. 3 "CR").
+"""Rarity-aware credit redistribution (Cue-GRPO, arXiv 2608.03467, "CR"; docs/methods.md §5).
 
 Within one group let P be the correct rollouts (n₊ = |P|), split into strategy
 clusters; C(i) is the cluster of rollout i.  The raw multiplier is
 
-    w_i = n₊ · |C(i)|^(−α) / Σ_{j∈P} |C(j)|^(−α)                    (methods.md §5)
+    w_i = n₊ · |C(i)|^(−α) / Σ_{j∈P} |C(j)|^(−α)                    (docs/methods.md §5)
 
 so mean_{i∈P} w_i = 1 and a cluster of size n_k receives total credit ∝ n_k^(1−α).
 The advantage of a correct rollout becomes Â_i = w_i · A_i; incorrect rollouts keep A_i.
@@ -65,7 +65,7 @@ def credit_multipliers_batch(
     floor_mode: str = "none",
     floor: float = 1.05,
 ) -> np.ndarray:
-    """Vectorised multipliers w_i for many groups at once (methods.md §5, segment form).
+    """Vectorised multipliers w_i for many groups at once (docs/methods.md §5, segment form).
 
     ``group_ids``: int array (n,), the group of each row.  ``cluster_ids``: int array (n,),
     the strategy cluster of each row *within its group*, or a negative value for rows
@@ -119,7 +119,7 @@ def credit_multipliers(
 ) -> np.ndarray:
     """Multipliers w for ONE group's correct rollouts, given their cluster labels.
 
-    w_i = n₊ · |C(i)|^(−α) / Σ_{j∈P} |C(j)|^(−α)  (Cue-GRPO, methods.md §5), then the
+    w_i = n₊ · |C(i)|^(−α) / Σ_{j∈P} |C(j)|^(−α)  (Cue-GRPO, docs/methods.md §5), then the
     stabilisers described in the module docstring.  Labels are arbitrary hashables
     compared for equality only.
 

@@ -1,4 +1,4 @@
-"""The focal weight of F-GRPO (arXiv 2602.06717, Sec. 3.3).
+"""The focal weight of F-GRPO (arXiv 2602.06717, Sec. 4; docs/methods.md §2).
 
     g(x) = (1 − p̂(x))^γ,   Â_i = g(x) · A_i
 
@@ -19,7 +19,7 @@ __all__ = ["focal_weight"]
 
 
 def focal_weight(p_hat: torch.Tensor, gamma: float | torch.Tensor) -> torch.Tensor:
-    """g = (1 − p̂)^γ, elementwise (F-GRPO Sec. 3.3; docs/methods.md §2).
+    """g = (1 − p̂)^γ, elementwise (F-GRPO Sec. 4; docs/methods.md §2).
 
     ``p_hat`` must lie in [0, 1].  ``gamma`` is one finite number ≥ 0, or a tensor
     of them that broadcasts against ``p_hat`` (one γ per row, as in the categorical

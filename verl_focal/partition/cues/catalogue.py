@@ -1,4 +1,4 @@
-"""Versioned strategy-cue catalogues (Cue-GRPO, methods.md §6 step 1).
+"""Versioned strategy-cue catalogues (Cue-GRPO, docs/methods.md §6 step 1).
 
 A catalogue is data: a YAML (or JSON) file in this package, ``<cue_set>.yaml``,
 or any file path given as ``algorithm.cue.cue_set``.  This module loads and

@@ -1,4 +1,4 @@
-"""Cue extraction: step segmentation and per-step labelling (Cue-GRPO, methods.md §6 steps 2-3).
+"""Cue extraction: step segmentation and per-step labelling (Cue-GRPO, docs/methods.md §6 steps 2-3).
 
 Pipeline for one response text:
 
