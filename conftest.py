@@ -2,7 +2,10 @@
 
 ``pyproject.toml`` turns doctests on for the whole run (``testpaths = ["tests",
 "verl_focal"]``).  Every module of the ``verl_focal`` package is imported at collection
-and its docstring examples run.  Under ``tests/`` only ``test_*.py`` (and
+and its docstring examples run.  None needs to be ignored: the optional packages (vLLM,
+SGLang, Hyperscan) and matplotlib are imported inside the functions that use them.
+
+Under ``tests/`` only ``test_*.py`` (and
 ``conftest.py``, loaded as a plugin) are collected: the helper modules there are not
 doctest material, and some must not be imported into the test process at all --
 ``tests/e2e/verl_cpu_backend`` patches verl's process-group setup and registers a
