@@ -5,11 +5,11 @@
 and its docstring examples run.  None needs to be ignored: the optional packages (vLLM,
 SGLang, Hyperscan) and matplotlib are imported inside the functions that use them.
 
-Under ``tests/`` only ``test_*.py`` (and
-``conftest.py``, loaded as a plugin) are collected: the helper modules there are not
-doctest material, and some must not be imported into the test process at all --
-``tests/e2e/verl_cpu_backend`` patches verl's process-group setup and registers a
-rollout on import, which only the e2e subprocesses may do.
+Under ``tests/`` only ``test_*.py`` (and ``conftest.py``, loaded as a plugin) are
+collected: the helper modules there are not doctest material, and some must not be
+imported into the test process at all -- ``tests/e2e/verl_cpu_backend`` patches verl's
+process-group setup and registers a rollout on import, which only the e2e subprocesses
+may do.
 """
 
 from __future__ import annotations
