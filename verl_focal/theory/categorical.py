@@ -14,7 +14,7 @@ i.e. gradient ascent with step ``eta`` on the surrogate ``(g/N) * sum_k w_k pi_k
 * App. J simulation (:func:`sampled_weights` with ``kind="group"``):
   ``w_i = c_i * rt_i`` with the group-centred advantage ``rt_j = R_j - mean_k R_k``,
   i.e. ascent on ``(g/N) sum_j rt_j p_j`` over the N samples, ``g = (1-p_hat)^gamma``
-  (:func:`verl_focal.core.focal_weight`, the same function the estimators use).
+  (:func:`verl_focal.core.focal.focal_weight`, the same function the estimators use).
 * The BroRL-style one-step update of F-GRPO §3.2 (``kind="batch"``): ``w_i = R_i`` for every
   *distinct* sampled action, ``w_i = 0`` for unsampled ones, so
   ``S = S_R = R_c P_pos + R_w P_neg`` and unsampled actions get ``-(eta/N) S_R pi_i``.

@@ -4,7 +4,7 @@ F-GRPO App. J (docs/methods.md §4): a group of N sampled actions scored +-1 giv
 group-centred advantages ``rt_j = R_j - mean_k R_k``; the step is gradient ascent of
 size ``eta`` on ``(g/N) sum_j rt_j p_j`` (objective ``"prob"``) or on
 ``(g/N) sum_j rt_j log p_j`` (``"logprob"``, REINFORCE, for comparison), with the
-focal weight ``g = (1 - p_hat)^gamma`` of :func:`verl_focal.core.focal_weight`.
+focal weight ``g = (1 - p_hat)^gamma`` of :func:`verl_focal.core.focal.focal_weight`.
 Only per-action counts enter the update.  Every kernel here is specialised to a
 correct set that is an index prefix ``[0, n_correct)``; the general forms are in
 :mod:`verl_focal.theory.categorical`, and tests check that all of them agree.
@@ -22,6 +22,10 @@ __all__ = ["numpy_reference_step", "torch_step", "sparse_step", "dense_step"]
 def numpy_reference_step(z: np.ndarray, counts: np.ndarray, n_correct: int, eta: float, gamma: float,
                          r_correct: float = 1.0, r_wrong: float = -1.0) -> np.ndarray:
     """One App. J logit step for one row, written plainly in NumPy (reference for tests/bench).
+
+    Deliberately self-contained (it spells out ``g`` instead of calling
+    :func:`~verl_focal.core.focal.focal_weight`): the tests and ``bench/theory_sim.py`` use it as
+    an independent check of the batched kernels.
 
     ``rt_j = R_j - mean R``; ``dz_i = (eta g / N) pi_i (c_i rt_i - sum_k c_k rt_k pi_k)``,
     ``g = (1 - p_hat)^gamma``.  Returns the new logits.
