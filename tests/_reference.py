@@ -1,5 +1,5 @@
 """Independent reference implementations for tests (plain Python loops over the
-spec's formulas; never the vectorised code under test)."""
+formulas of docs/methods.md; never the vectorised code under test)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def make_grouped_batch(seed: int, sizes, n_padding: int = 2, length: int = 6, re
 
 
 def reference_advantages(scores, index, valid, base="grpo", gamma=0.0, correct=None, eps=1e-6):
-    """Loop-based reference of methods.md Sec. 1-2 (with verl's singleton conventions)."""
+    """Loop-based reference of docs/methods.md §1-2 (with verl's singleton conventions)."""
     scores = [float(s) for s in scores]
     valid = [bool(v) for v in valid]
     correct = [float(c) for c in correct] if correct is not None else [1.0 if s > 0.5 else 0.0 for s in scores]

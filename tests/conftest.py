@@ -1,5 +1,5 @@
-"""Shared fixtures.  Expected values in tests are computed here from the spec's
-formulas with plain Python loops (independent of the vectorised implementation)."""
+"""Shared fixtures.  Expected values in tests are computed here from the formulas
+of docs/methods.md with plain Python loops (independent of the vectorised implementation)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def composed_config():
 def transfer_queue(composed_config):
     """A real TransferQueue on a local Ray cluster, shared by the tests of the v1 hook.
 
-    Ray gets 16 *logical* CPUs because TransferQueue's actors each ask for one
-    (verl-0.9.md); one storage unit keeps it small.
+    Ray gets 16 *logical* CPUs because TransferQueue's actors (nine by default) each ask for
+    one CPU and would wait forever on a 2-core machine; one storage unit keeps it small.
     """
     import ray
     from omegaconf import open_dict

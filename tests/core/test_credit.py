@@ -1,4 +1,4 @@
-"""Property tests of the Cue-GRPO credit rule (methods.md §5).
+"""Property tests of the Cue-GRPO credit rule (docs/methods.md §5).
 
 Expected values are computed here from the formula with plain Python loops,
 never taken from the implementation's output.
@@ -30,7 +30,7 @@ def test_worked_example_alpha_08():
     # n+ = 10, sizes 6/3/1: denominator 6*6^-0.8 + 3*3^-0.8 + 1 = 6^0.2 + 3^0.2 + 1
     den = 6 ** 0.2 + 3 ** 0.2 + 1
     exp = [10 * 6 ** -0.8 / den, 10 * 3 ** -0.8 / den, 10 / den]
-    assert [round(x, 3) for x in exp] == [0.649, 1.129, 2.720]  # methods.md §5 numbers
+    assert [round(x, 3) for x in exp] == [0.649, 1.129, 2.720]  # docs/methods.md §5 numbers
     w = credit_multipliers([0] * 6 + [1] * 3 + [2], alpha=0.8)
     np.testing.assert_allclose(w, [exp[0]] * 6 + [exp[1]] * 3 + [exp[2]], rtol=1e-12)
 

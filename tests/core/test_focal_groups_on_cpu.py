@@ -12,7 +12,7 @@ from verl_focal.core.groups import group_advantage, group_ids, group_success_rat
 
 
 def test_focal_weight_matches_spec_table_n8_gamma_half():
-    # methods.md Sec. 2: N=8, γ=0.5, X=1..7 -> 0.935 0.866 0.791 0.707 0.612 0.500 0.354
+    # docs/methods.md §2: N=8, γ=0.5, X=1..7 -> 0.935 0.866 0.791 0.707 0.612 0.500 0.354
     expected = [0.935, 0.866, 0.791, 0.707, 0.612, 0.500, 0.354]
     p = torch.arange(1, 8, dtype=torch.float64) / 8
     got = focal_weight(p, 0.5)
@@ -31,6 +31,15 @@ def test_focal_weight_gamma_zero_is_exactly_one_even_at_p_one():
 def test_focal_weight_rejects_bad_gamma(gamma):
     with pytest.raises(ValueError, match="algorithm.focal.gamma must be finite and >= 0"):
         focal_weight(torch.tensor([0.5]), gamma)
+
+
+def test_focal_weight_per_row_gamma_tensor():
+    """One γ per row (the categorical simulation's batch of runs): each row is its own (1 − p̂)^γ."""
+    p = torch.tensor([0.0, 0.25, 0.5, 1.0, 1.0], dtype=torch.float64)
+    gam = torch.tensor([0.0, 1.0, 0.5, 0.0, 2.0], dtype=torch.float64)
+    assert focal_weight(p, gam).tolist() == pytest.approx([1.0, 0.75, math.sqrt(0.5), 1.0, 0.0], rel=1e-15)
+    with pytest.raises(ValueError, match="every gamma must be finite and >= 0"):
+        focal_weight(p, torch.tensor([0.0, -1.0, 0.0, 0.0, 0.0]))
 
 
 def test_focal_weight_rejects_p_outside_unit_interval():

@@ -204,7 +204,7 @@ def batch_rows():
 
 def reference_advantages(rows, alpha=0.8, clip=(0.3, 3.0), gamma=None, eps=1e-6):
     """Independent GRPO advantage (× focal weight when gamma is given) times the credit rule,
-    with the corpus methods as the clusters, by loops over the formula (methods.md §1, §2, §5)."""
+    with the corpus methods as the clusters, by loops over the formula (docs/methods.md §1, §2, §5)."""
     out = np.zeros(len(rows))
     for uid in dict.fromkeys(r[0] for r in rows):
         idx = [i for i, r in enumerate(rows) if r[0] == uid]

@@ -20,7 +20,7 @@ def test_math_v1_shape():
     kinds = [c.kind for c in CAT.cues]
     assert kinds.count("symbolic") >= 12 and kinds.count("natural") >= 12
     assert len({c.code for c in CAT.cues}) == 27
-    # the triggers named in methods.md §6 are covered
+    # the triggers named in docs/methods.md §6 are covered
     ex = Extractor(CAT, backend="regex")
     for text, code in [(r"a \pmod{7}", "mod"), (r"\binom{5}{2}", "bin"), (r"\sqrt{2}", "rad"), (r"\sum_{k} k", "sum"),
                        (r"\sin x", "trg"), ("Case 1: x is odd.", "cw"), ("Substitute y = 2x.", "sub"),

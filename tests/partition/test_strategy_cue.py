@@ -1,4 +1,4 @@
-"""The strategy_cue partitioner (methods.md §6), its graph, signatures and the random control."""
+"""The strategy_cue partitioner (docs/methods.md §6), its graph, signatures and the random control."""
 
 from __future__ import annotations
 

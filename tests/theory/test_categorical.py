@@ -1,4 +1,4 @@
-"""Categorical one-step analysis (F-GRPO §2.3/§3.2, App. C-J; methods spec §4).
+"""Categorical one-step analysis (F-GRPO §2.3/§3.2, App. C-J; docs/methods.md §4).
 
 Every closed form is checked against torch autograd of the objective it claims to
 ascend, or against the exact change of mass after a small step (finite difference).
@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from verl_focal.core.focal import focal_weight
 from verl_focal.theory import categorical as cat
 
 DT = torch.float64
@@ -48,7 +49,7 @@ def test_app_j_update_is_eta_times_autograd(gamma):
     counts = _counts(SAMPLES, k)
     w = cat.sampled_weights(counts, correct, kind="group")
     _, _, ph = cat.group_centered_advantages(counts, correct)
-    g_ours = cat.focal_group_weight(ph, gamma)
+    g_ours = focal_weight(ph, gamma)
     dz = cat.surrogate_logit_update(torch.softmax(z, -1), w, n, eta, g_ours)
     torch.testing.assert_close(dz, eta * grad, rtol=1e-12, atol=1e-15)
 
@@ -139,15 +140,6 @@ def test_proposition_3_2_unsampled_correct_mass_shrinks_while_correct_mass_grows
         pi = torch.softmax(z, -1)
         assert float(cat.unsampled_correct_mass_change(pi, w, correct, counts, 4, eta)) < 0
         assert float(cat.correct_mass_change(pi, w, correct, 4, eta)) > 0
-
-
-def test_focal_weight_values_and_zero_power_zero():
-    p = torch.tensor([0.0, 0.25, 0.5, 1.0], dtype=DT)
-    torch.testing.assert_close(cat.focal_group_weight(p, 0.0), torch.ones(4, dtype=DT))
-    torch.testing.assert_close(cat.focal_group_weight(p, 1.0), torch.tensor([1.0, 0.75, 0.5, 0.0], dtype=DT))
-    torch.testing.assert_close(cat.focal_group_weight(p, 0.5), torch.tensor([1.0, 0.75**0.5, 0.5**0.5, 0.0], dtype=DT))
-    with pytest.raises(ValueError, match="gamma"):
-        cat.focal_group_weight(p, -1.0)
 
 
 def test_group_advantages_by_hand():

@@ -1,4 +1,4 @@
-"""The App. J simulation (methods spec §4): step maths, sampling, determinism, regimes."""
+"""The App. J simulation (docs/methods.md §4): step maths, sampling, determinism, regimes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from verl_focal.theory import sim
+from verl_focal.theory.sim import kernels
+from verl_focal.theory.sim import run as sim_run
 
 DT = torch.float64
 
@@ -27,7 +29,7 @@ def test_initial_policy_matches_paper_numbers():
     z_total = math.exp(5) + 9999 * math.exp(3) + 118_000
     assert pi[:10_000].sum() == pytest.approx((math.exp(5) + 9999 * math.exp(3)) / z_total, rel=1e-12)
     assert pi[:10_000].sum() == pytest.approx(0.63, abs=0.005)  # spec: Q_pos ~ 0.63
-    assert pi[1] == pytest.approx(math.exp(3) / z_total, rel=1e-12)  # ~6.3e-5, the spec's tau
+    assert pi[1] == pytest.approx(math.exp(3) / z_total, rel=1e-12)  # ~6.3e-5: tau of docs/methods.md §3
     assert pi[1] == pytest.approx(6.3e-5, rel=0.01)
 
 
@@ -70,13 +72,13 @@ def test_three_step_implementations_agree_with_autograd(objective, gamma):
     zs = z.clone().unsqueeze(0)
     shift = zs.max()
     e = torch.exp(zs - shift)
-    sim._sparse_step(zs, e, e.sum(-1, keepdim=True), torch.from_numpy(samples).unsqueeze(0), None, n, nc, eta, gam,
-                     objective, 1.0, -1.0)
+    kernels.sparse_step(zs, e, e.sum(-1, keepdim=True), torch.from_numpy(samples).unsqueeze(0), None, n, nc, eta,
+                        gam, objective, 1.0, -1.0)
     torch.testing.assert_close(zs[0], want, rtol=1e-12, atol=1e-14)
     zd = z.clone().unsqueeze(0)
     e = torch.exp(zd - zd.max())
-    sim._dense_step(zd, e, e.sum(-1, keepdim=True), torch.from_numpy(counts.copy()).unsqueeze(0), n, nc, eta, gam,
-                    objective, 1.0, -1.0)
+    kernels.dense_step(zd, e, e.sum(-1, keepdim=True), torch.from_numpy(counts.copy()).unsqueeze(0), n, nc, eta, gam,
+                       objective, 1.0, -1.0)
     torch.testing.assert_close(zd[0], want, rtol=1e-12, atol=1e-14)
     if objective == "prob":
         ref = sim.numpy_reference_step(z.numpy().copy(), counts, nc, eta, gamma)
@@ -97,7 +99,7 @@ def test_sorted_uniform_sampling_has_the_right_distribution():
     probs = np.array([0.5, 0.25, 0.125, 0.0625, 0.0625])
     cdf = np.cumsum(probs)
     gen = np.random.Generator(np.random.PCG64(7))
-    u = sim._sorted_uniforms(gen, 400_000)
+    u = sim_run.sorted_uniforms(gen, 400_000)
     assert np.all(np.diff(u) >= 0) and 0 < u[0] and u[-1] < 1
     idx = np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), 4)
     freq = np.bincount(idx, minlength=5) / u.size
@@ -120,7 +122,7 @@ def test_deterministic_and_independent_of_batch_composition():
 def test_dense_and_sparse_paths_give_the_same_run(monkeypatch):
     cfg = _tiny(group_sizes=(64,), steps=8)
     sparse = sim.run_simulation(cfg, progress=False)
-    monkeypatch.setattr(sim, "DENSE_FROM_N", 1)
+    monkeypatch.setattr(sim_run, "DENSE_FROM_N", 1)
     dense = sim.run_simulation(cfg, progress=False)
     for a, b in zip(sparse.records, dense.records):
         assert a["m_ret"] == pytest.approx(b["m_ret"], rel=0, abs=1e-13)

@@ -1,4 +1,4 @@
-"""Tail-miss probability (F-GRPO Lemma 3.1, methods spec §3)."""
+"""Tail-miss probability (F-GRPO Lemma 3.1, docs/methods.md §3)."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def test_monte_carlo_event_probability(mu, tau, n):
     p = float(tail_miss_probability(mu, tau, n))
     sigma = np.sqrt(p * (1 - p) / draws)
     assert abs(freq - p) < 5 * sigma
-    # and it is not the spec's "wrong event" (>= 1 correct, no rare), which counts all-correct groups
+    # and it is not the "wrong event" of docs/methods.md §3 (>= 1 correct, no rare), which counts all-correct groups
     wrong_event = (n_correct > 0) & (counts[:, 0] == 0)
     if (mu - tau) ** n > 20 * sigma:  # all-correct-without-rare groups are not negligible
         assert abs(wrong_event.mean() - p) > 5 * sigma

@@ -1,9 +1,9 @@
-"""Rarity-aware credit redistribution (Cue-GRPO, arXiv 2608.03467, Sec. 3 "CR").
+"""Rarity-aware credit redistribution (Cue-GRPO, arXiv 2608.03467, "CR"; docs/methods.md §5).
 
 Within one group let P be the correct rollouts (n₊ = |P|), split into strategy
 clusters; C(i) is the cluster of rollout i.  The raw multiplier is
 
-    w_i = n₊ · |C(i)|^(−α) / Σ_{j∈P} |C(j)|^(−α)                    (methods.md §5)
+    w_i = n₊ · |C(i)|^(−α) / Σ_{j∈P} |C(j)|^(−α)                    (docs/methods.md §5)
 
 so mean_{i∈P} w_i = 1 and a cluster of size n_k receives total credit ∝ n_k^(1−α).
 The advantage of a correct rollout becomes Â_i = w_i · A_i; incorrect rollouts keep A_i.
@@ -28,7 +28,7 @@ Pure numpy, no verl import.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,7 +45,9 @@ def validate_credit_args(alpha: float, clip, floor_mode: str, floor: float, pref
         try:
             lo, hi = (float(x) for x in clip)
         except (TypeError, ValueError):
-            raise ValueError(f"{prefix}clip={clip!r}: give a pair [min, max] such as [0.3, 3.0], or null for no clipping") from None
+            raise ValueError(
+                f"{prefix}clip={clip!r}: give a pair [min, max] such as [0.3, 3.0], or null for no clipping"
+            ) from None
         if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo <= 1 <= hi):
             raise ValueError(f"{prefix}clip={clip!r}: need 0 <= min <= 1 <= max (finite), e.g. [0.3, 3.0]")
     if floor_mode not in FLOOR_MODES:
@@ -63,7 +65,7 @@ def credit_multipliers_batch(
     floor_mode: str = "none",
     floor: float = 1.05,
 ) -> np.ndarray:
-    """Vectorised multipliers w_i for many groups at once (methods.md §5, segment form).
+    """Vectorised multipliers w_i for many groups at once (docs/methods.md §5, segment form).
 
     ``group_ids``: int array (n,), the group of each row.  ``cluster_ids``: int array (n,),
     the strategy cluster of each row *within its group*, or a negative value for rows
@@ -117,11 +119,11 @@ def credit_multipliers(
 ) -> np.ndarray:
     """Multipliers w for ONE group's correct rollouts, given their cluster labels.
 
-    w_i = n₊ · |C(i)|^(−α) / Σ_{j∈P} |C(j)|^(−α)  (Cue-GRPO, methods.md §5), then the
+    w_i = n₊ · |C(i)|^(−α) / Σ_{j∈P} |C(j)|^(−α)  (Cue-GRPO, docs/methods.md §5), then the
     stabilisers described in the module docstring.  Labels are arbitrary hashables
     compared for equality only.
 
-    >>> [round(x, 3) for x in credit_multipliers([0] * 6 + [1] * 3 + [2])[[0, 6, 9]]]
+    >>> [round(float(x), 3) for x in credit_multipliers([0] * 6 + [1] * 3 + [2])[[0, 6, 9]]]
     [0.649, 1.129, 2.72]
     """
     labels = list(cluster_ids)

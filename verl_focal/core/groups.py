@@ -7,12 +7,13 @@ segment reduction), so no Python loop runs over rows.
 
 Padding rows -- rows whose ``response_mask`` sums to 0, which verl's batch
 balancing appends -- are *invalid*: they are left out of every group statistic
-and receive advantage 0 (methods.md Sec. 1; verl-0.9.md, PR #6452).
+and receive advantage 0 (docs/methods.md §1; verl PR #6452 fixed the same
+bug in verl's own GRPO).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -68,7 +69,7 @@ def group_advantage(
     base: str = "grpo",
     epsilon: float = 1e-6,
 ) -> torch.Tensor:
-    """Scalar group-relative advantage per row (methods.md Sec. 1).
+    """Scalar group-relative advantage per row (docs/methods.md §1).
 
     ``grpo``:   A_i = (R_i − μ_g) / (σ_g + ε), σ_g the unbiased std of the group.
     ``drgrpo``: A_i =  R_i − μ_g.
@@ -105,7 +106,7 @@ def group_advantage(
 def group_success_rate(
     correct: torch.Tensor, gid: torch.Tensor, n_groups: int, valid: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Empirical success rate p̂_g = X_g / N_g over valid rows (methods.md Sec. 1).
+    """Empirical success rate p̂_g = X_g / N_g over valid rows (docs/methods.md §1).
 
     Returns ``(p_hat, n)``, both of shape (G,); groups with no valid row get
     p̂ = 0 and n = 0.

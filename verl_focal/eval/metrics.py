@@ -3,7 +3,7 @@
 Everything here works on per-problem *counts*: ``n`` samples drawn for a problem,
 ``c`` of them correct.  Nothing imports torch, transformers or verl.
 
-Formulas (spec ``methods.md`` §8):
+Formulas (docs/methods.md §8):
 
 * unbiased pass@k (Chen et al. 2021, Eq. 1 of "Evaluating Large Language Models
   Trained on Code"):  ``pass@k = 1 - C(n-c, k) / C(n, k)``, averaged over problems;

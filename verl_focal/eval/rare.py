@@ -1,4 +1,4 @@
-"""Rare-correct set and ΔNLL_rare (F-GRPO Sec. 5 / Table 2; spec methods.md §8).
+"""Rare-correct set and ΔNLL_rare (F-GRPO Sec. 5 / Table 2; docs/methods.md §8).
 
 * :func:`select_rare`: among the *correct* base-model samples, keep the top fraction
   (paper: 1%, 1,263 of the correct rollouts of 256 prompts x 800 samples) by

@@ -2,7 +2,7 @@
 
 ``single``     one cluster for the whole group: every multiplier is 1, i.e. GRPO.
 ``singleton``  every text its own cluster: all clusters have size 1, so again w = 1
-               (methods.md Sec. 5); useful as a sanity control.
+               (docs/methods.md §5); useful as a sanity control.
 """
 
 from __future__ import annotations

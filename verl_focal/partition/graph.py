@@ -1,4 +1,4 @@
-"""Cue vectors and their similarity graph (Cue-GRPO, methods.md §6 steps 4-5).
+"""Cue vectors and their similarity graph (Cue-GRPO, docs/methods.md §6 steps 4-5).
 
 Pure numpy/scipy.  Given one group's cue sequences:
 
@@ -71,6 +71,6 @@ def cosine_components(counts: np.ndarray, epsilon: float) -> list[int]:
 
 
 def cluster_sequences(seqs: Sequence[Sequence[str]], epsilon: float = 0.5, rho: float = 0.75) -> list[int]:
-    """Steps 4-5 of methods.md §6 for one group: suppress, vectorise, link, take components."""
+    """Steps 4-5 of docs/methods.md §6 for one group: suppress, vectorise, link, take components."""
     counts, _ = bag_of_cues(seqs)
     return cosine_components(suppress_common(counts, rho), epsilon)

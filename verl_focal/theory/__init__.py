@@ -1,4 +1,4 @@
-"""Theory toolkit (F-GRPO §3-4, App. C-J; methods spec §3-4): pure numpy/torch, no verl.
+"""Theory toolkit (F-GRPO §3-4, App. C-J; docs/methods.md §3-4): pure numpy/torch, no verl.
 
 * :func:`tail_miss_probability`, :func:`log_tail_miss_probability`,
   :func:`active_group_probability`, :func:`tail_miss_argmax` -- Lemma 3.1.

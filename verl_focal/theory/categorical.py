@@ -1,11 +1,11 @@
 """One-step analysis of a softmax (categorical) policy under group-relative updates.
 
-F-GRPO §2.3/§3.2 and App. C-J (methods spec §4).  The policy is ``pi = softmax(z)``
+F-GRPO §2.3/§3.2 and App. C-J (docs/methods.md §4).  The policy is ``pi = softmax(z)``
 over K actions, some of them correct.  A group of N i.i.d. samples gives each action
 i a count ``c_i``; every function here takes counts, never sample lists, because
 the updates depend on the sample only through them.
 
-Two update rules appear in the spec, both of the form
+Two update rules appear in docs/methods.md §4, both of the form
 
     dz_i = (eta * g / N) * pi_i * (w_i - S),   S = sum_k w_k pi_k,           (*)
 
@@ -13,8 +13,9 @@ i.e. gradient ascent with step ``eta`` on the surrogate ``(g/N) * sum_k w_k pi_k
 
 * App. J simulation (:func:`sampled_weights` with ``kind="group"``):
   ``w_i = c_i * rt_i`` with the group-centred advantage ``rt_j = R_j - mean_k R_k``,
-  i.e. ascent on ``(g/N) sum_j rt_j p_j`` over the N samples, ``g = (1-p_hat)^gamma``.
-* The BroRL-style one-step update of §4 (``kind="batch"``): ``w_i = R_i`` for every
+  i.e. ascent on ``(g/N) sum_j rt_j p_j`` over the N samples, ``g = (1-p_hat)^gamma``
+  (:func:`verl_focal.core.focal.focal_weight`, the same function the estimators use).
+* The BroRL-style one-step update of F-GRPO §3.2 (``kind="batch"``): ``w_i = R_i`` for every
   *distinct* sampled action, ``w_i = 0`` for unsampled ones, so
   ``S = S_R = R_c P_pos + R_w P_neg`` and unsampled actions get ``-(eta/N) S_R pi_i``.
 
@@ -35,7 +36,6 @@ import torch
 
 __all__ = [
     "group_centered_advantages",
-    "focal_group_weight",
     "sampled_weights",
     "surrogate_logit_update",
     "reinforce_logit_update",
@@ -65,7 +65,7 @@ def group_centered_advantages(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Group-centred advantages rt = R - mean(R) of a group given by per-action counts.
 
-    Methods spec §4 (App. J): ``rt_j = R_j - (1/N) sum_k R_k``; no std division.
+    docs/methods.md §4 (App. J): ``rt_j = R_j - (1/N) sum_k R_k``; no std division.
 
     Returns:
         ``(adv_correct, adv_wrong, p_hat)``, each of shape ``counts.shape[:-1]``: the
@@ -82,14 +82,6 @@ def group_centered_advantages(
     return r_correct - mean_r, r_wrong - mean_r, p_hat
 
 
-def focal_group_weight(p_hat: torch.Tensor, gamma: float | torch.Tensor) -> torch.Tensor:
-    """Focal weight g = (1 - p_hat)^gamma with 0^0 = 1 (F-GRPO §4, methods spec §2)."""
-    gamma_t = torch.as_tensor(gamma, dtype=p_hat.dtype, device=p_hat.device)
-    if torch.any(gamma_t < 0):
-        raise ValueError(f"gamma must be >= 0, got {gamma}")
-    return torch.pow(1 - p_hat, gamma_t)  # torch.pow(0., 0.) == 1
-
-
 def sampled_weights(
     counts: torch.Tensor,
     correct: torch.Tensor,
@@ -100,7 +92,7 @@ def sampled_weights(
     """Per-action coefficients w of the surrogate (g/N) sum_k w_k pi_k (module docstring (*)).
 
     ``kind="group"`` (App. J): ``w_i = c_i * rt_i`` with group-centred advantages.
-    ``kind="batch"`` (spec §4, BroRL form): ``w_i = R_i`` if action i was sampled, else 0.
+    ``kind="batch"`` (docs/methods.md §4, BroRL form): ``w_i = R_i`` if action i was sampled, else 0.
     """
     _check_counts(counts, correct)
     if kind == "group":
@@ -111,7 +103,7 @@ def sampled_weights(
         r = torch.where(correct, torch.as_tensor(r_correct, dtype=counts.dtype),
                         torch.as_tensor(r_wrong, dtype=counts.dtype))
         return torch.where(counts > 0, r, torch.zeros_like(r))
-    raise ValueError(f"kind must be 'group' (App. J) or 'batch' (spec §4 BroRL form), got {kind!r}")
+    raise ValueError(f"kind must be 'group' (App. J) or 'batch' (docs/methods.md §4 BroRL form), got {kind!r}")
 
 
 def surrogate_logit_update(
@@ -119,7 +111,7 @@ def surrogate_logit_update(
 ) -> torch.Tensor:
     """Logit step of ascent on (g/N) sum_k w_k pi_k: dz = (eta g/N) pi (w - <w, pi>).
 
-    Methods spec §4, Eq. (*) of this module; ``probs = softmax(z)`` along the last dim.
+    docs/methods.md §4, Eq. (*) of this module; ``probs = softmax(z)`` along the last dim.
     ``n`` and ``g`` broadcast over the leading (batch) dimensions.
     """
     n_t = torch.as_tensor(n, dtype=probs.dtype)
@@ -134,7 +126,7 @@ def surrogate_logit_update(
 def reinforce_logit_update(
     probs: torch.Tensor, weights: torch.Tensor, n: torch.Tensor | float, eta: float, g: torch.Tensor | float = 1.0
 ) -> torch.Tensor:
-    """Logit step of ascent on (g/N) sum_j rt_j log p_j (REINFORCE form, not the spec's App. J).
+    """Logit step of ascent on (g/N) sum_j rt_j log p_j (REINFORCE form, not App. J's).
 
     ``dz = (eta g/N) (w - pi * sum_k w_k)``; with group-centred advantages ``sum_k w_k = 0``
     and the step is ``(eta g/N) c_i rt_i``.  Offered as a comparison objective.
@@ -167,7 +159,7 @@ def first_order_mass_change(
 
 
 def correct_mass_change(probs, weights, correct, n, eta, g=1.0) -> torch.Tensor:
-    """First-order change of the total correct mass Q_pos (F-GRPO §3.2, methods spec §4)."""
+    """First-order change of the total correct mass Q_pos (F-GRPO §3.2, docs/methods.md §4)."""
     return first_order_mass_change(probs, weights, correct, n, eta, g)
 
 
@@ -199,7 +191,7 @@ def _aggregates(probs, counts, correct):
 
 
 def correct_mass_change_identity(probs, counts, correct, n, eta, r_correct=1.0, r_wrong=-1.0):
-    """Closed form of dQ_pos for the spec §4 (BroRL-style) update, first order in eta.
+    """Closed form of dQ_pos for the BroRL-style update of docs/methods.md §4, first order in eta.
 
     With ``S_R = R_c P_pos + R_w P_neg`` and ``Q2_X`` the sum of squared probabilities over X:
 
@@ -216,7 +208,7 @@ def correct_mass_change_identity(probs, counts, correct, n, eta, r_correct=1.0, 
 
 
 def unsampled_correct_mass_change_identity(probs, counts, correct, n, eta, r_correct=1.0, r_wrong=-1.0):
-    """Closed form of dQ_{u,pos} for the spec §4 update (Proposition 3.2), first order in eta.
+    """Closed form of dQ_{u,pos} for the BroRL-style update (Prop. 3.2; docs/methods.md §4), first order in eta.
 
         dQ_{u,pos} = -(eta/N) [ Q_{u,pos} (R_c Q2_{S,pos} + R_w Q2_{S,neg})
                                 + S_R (Q2_{u,pos} - Q_{u,pos} Q2_all) ].

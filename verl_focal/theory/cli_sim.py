@@ -16,7 +16,6 @@ import argparse
 import os
 import time
 
-
 from .sim import (
     SimConfig,
     initial_masses,
@@ -105,11 +104,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"\n{'N':>7} {'gamma':>5} {'M_ret mean':>14} {'1-M_ret mean':>13} {'1-M_ret range':>22} {'P_tail(N)':>10}")
     for r in rows:
         print(f"{r['n']:>7d} {r['gamma']:>5g} {r['m_ret_mean']:>14.10f} {1 - r['m_ret_mean']:>13.4g} "
-              f"{1 - r['m_ret_max']:>10.3g}..{1 - r['m_ret_min']:<10.3g} {float(tail_miss_probability(mu, tau, r['n'])):>10.4f}")
+              f"{1 - r['m_ret_max']:>10.3g}..{1 - r['m_ret_min']:<10.3g} "
+              f"{float(tail_miss_probability(mu, tau, r['n'])):>10.4f}")
     for gm in cfg.gammas:
         sel = [r for r in rows if r["gamma"] == gm]
         worst = max(sel, key=lambda r: 1 - r["m_ret_mean"])
-        print(f"gamma={gm:g}: largest loss of correct mass (danger zone) at N={worst['n']} (1-M_ret={1 - worst['m_ret_mean']:.3g})")
+        print(f"gamma={gm:g}: largest loss of correct mass (danger zone) at N={worst['n']} "
+              f"(1-M_ret={1 - worst['m_ret_mean']:.3g})")
     try:
         peak = tail_miss_argmax(mu, tau)
         print(f"tail-miss peak for the initial policy: N={peak.n} (P={peak.probability:.4f})")

@@ -13,7 +13,7 @@ import argparse
 
 import numpy as np
 
-from .sim import parse_group_sizes
+from .sim.config import parse_group_sizes
 from .tail_miss import SPEC_ARGMAX_TABLE, active_group_probability, tail_miss_argmax, tail_miss_probability
 
 

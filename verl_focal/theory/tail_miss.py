@@ -1,4 +1,4 @@
-"""Tail-miss probability of a sampled group (F-GRPO Lemma 3.1, methods spec §3).
+"""Tail-miss probability of a sampled group (F-GRPO Lemma 3.1, docs/methods.md §3).
 
 A prompt's policy puts mass ``mu`` on correct answers; a rare-correct subset of the
 correct set has mass ``tau <= mu``.  A group of ``n`` i.i.d. rollouts *tail-misses*
@@ -34,7 +34,7 @@ __all__ = [
     "SPEC_ARGMAX_TABLE",
 ]
 
-# (mu, rho = tau/mu) -> argmax N, as printed in the F-GRPO paper (methods spec §3).
+# (mu, rho = tau/mu) -> argmax N, as printed in the F-GRPO paper (docs/methods.md §3).
 SPEC_ARGMAX_TABLE: tuple[tuple[float, float, int], ...] = (
     (0.5, 0.05, 6),
     (0.8, 0.05, 8),
@@ -83,7 +83,7 @@ def _log_prefactor_and_bracket(mu, tau, n):
 def tail_miss_probability(mu, tau, n):
     """P(group of size n is active and misses the rare-correct subset), F-GRPO Lemma 3.1.
 
-    ``P(n) = (1-tau)^n - (mu-tau)^n - (1-mu)^n`` (methods spec §3), evaluated stably.
+    ``P(n) = (1-tau)^n - (mu-tau)^n - (1-mu)^n`` (docs/methods.md §3), evaluated stably.
 
     Args:
         mu: correct mass in [0, 1] (array-like, broadcast).
@@ -116,7 +116,7 @@ def log_tail_miss_probability(mu, tau, n):
 def active_group_probability(mu, n):
     """P(group of size n mixes correct and incorrect rollouts) = 1 - mu^n - (1-mu)^n.
 
-    Only such groups carry a GRPO signal under binary rewards (methods spec §1-§3);
+    Only such groups carry a GRPO signal under binary rewards (docs/methods.md §1-§3);
     it is the tail-miss probability with an empty rare subset (tau = 0).
     """
     return tail_miss_probability(mu, 0.0, n)

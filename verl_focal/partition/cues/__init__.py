@@ -1,7 +1,7 @@
 """Strategy cues: catalogues (data), extraction, and per-response signatures.
 
 A *signature* is the compact, serialisable form of one response's cue sequence
-(methods.md §6 steps 1-3), computed per response -- e.g. in the reward workers by
+(docs/methods.md §6 steps 1-3), computed per response -- e.g. in the reward workers by
 :func:`verl_focal.reward.compute_score` -- so that only the cheap group-level
 clustering (steps 4-5, :mod:`verl_focal.partition.strategy_cue`) runs at advantage
 time.  Format::
@@ -45,7 +45,7 @@ def format_signature(version: str, codes: list[str] | None, failure: str | None 
 
 
 def signature(text: str, cue_set: str = "math_v1", backend: str = "auto", timeout: float = 2.0) -> str:
-    """The cue signature of one response (methods.md §6 steps 1-3, serialised).
+    """The cue signature of one response (docs/methods.md §6 steps 1-3, serialised).
 
     Never raises on bad *text*: a timeout gives ``"<version>:!timeout"`` and a
     non-string ``"<version>:!error"``; both are clustered as residual and counted in

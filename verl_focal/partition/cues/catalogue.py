@@ -1,4 +1,4 @@
-"""Versioned strategy-cue catalogues (Cue-GRPO, methods.md §6 step 1).
+"""Versioned strategy-cue catalogues (Cue-GRPO, docs/methods.md §6 step 1).
 
 A catalogue is data: a YAML (or JSON) file in this package, ``<cue_set>.yaml``,
 or any file path given as ``algorithm.cue.cue_set``.  This module loads and
@@ -178,7 +178,9 @@ def list_cue_sets() -> list[str]:
 def load_catalogue(cue_set: str = "math_v1") -> Catalogue:
     """Load and validate a catalogue by packaged name (``math_v1``) or by file path (.yaml/.json)."""
     if not isinstance(cue_set, str) or not cue_set:
-        raise ValueError(f"algorithm.cue.cue_set={cue_set!r}: give a packaged name {list_cue_sets()} or a .yaml/.json path")
+        raise ValueError(
+            f"algorithm.cue.cue_set={cue_set!r}: give a packaged name {list_cue_sets()} or a .yaml/.json path"
+        )
     if cue_set.endswith((".yaml", ".yml", ".json")) or os.sep in cue_set:
         if not os.path.isfile(cue_set):
             raise ValueError(f"algorithm.cue.cue_set={cue_set!r}: file not found")
@@ -187,7 +189,9 @@ def load_catalogue(cue_set: str = "math_v1") -> Catalogue:
     else:
         names = list_cue_sets()
         if cue_set not in names:
-            raise ValueError(f"algorithm.cue.cue_set={cue_set!r}: unknown catalogue; packaged ones are {names}, or give a file path")
+            raise ValueError(
+                f"algorithm.cue.cue_set={cue_set!r}: unknown catalogue; packaged ones are {names}, or give a file path"
+            )
         files = resources.files(__package__)
         path = files / f"{cue_set}.yaml"
         if not path.is_file():

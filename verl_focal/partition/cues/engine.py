@@ -1,4 +1,4 @@
-"""Cue extraction: step segmentation and per-step labelling (Cue-GRPO, methods.md §6 steps 2-3).
+"""Cue extraction: step segmentation and per-step labelling (Cue-GRPO, docs/methods.md §6 steps 2-3).
 
 Pipeline for one response text:
 
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Sequence
 
 import numpy as np
 import regex
@@ -111,7 +110,8 @@ class Extractor:
         if include_generic is None:
             include_generic = not harmless
         self.include_generic = bool(include_generic)
-        self._active = np.array([i for i, c in enumerate(cues) if self.include_generic or not c.generic], dtype=np.int64)
+        self._active = np.array([i for i, c in enumerate(cues) if self.include_generic or not c.generic],
+                                dtype=np.int64)
         self._regex = [
             regex.compile(cues[i].pattern.encode("ascii"), regex.IGNORECASE if cues[i].caseless else 0)
             for i in self._active
@@ -247,9 +247,14 @@ class Extractor:
         i = self.catalogue.code_index[cue_code]
         buf = normalise(step)
         use = backend or self.backend
-        ids, _ = self._matches_hyperscan(buf) if use == "hyperscan" else self._matches_regex(buf, time.perf_counter() + self.timeout)
+        if use == "hyperscan":
+            ids, _ = self._matches_hyperscan(buf)
+        else:
+            ids, _ = self._matches_regex(buf, time.perf_counter() + self.timeout)
         if i not in self._active:
-            raise ValueError(f"cue {cue_code!r} is generic and not matched by this extractor; build it with include_generic=True")
+            raise ValueError(
+                f"cue {cue_code!r} is generic and not matched by this extractor; build it with include_generic=True"
+            )
         return int(np.flatnonzero(self._active == i)[0]) in ids
 
 
@@ -268,8 +273,3 @@ def get_extractor(cue_set: str = "math_v1", backend: str = "auto", timeout: floa
                 ex = _CACHE[key] = Extractor(cue_set, backend=backend, timeout=timeout)
     return ex
 
-
-def sequences(texts: Sequence[str], cue_set: str = "math_v1", backend: str = "auto") -> list[list[str]]:
-    """Cue sequences of many texts (convenience for tests and the CLI)."""
-    ex = get_extractor(cue_set, backend)
-    return [ex.sequence(t) for t in texts]
