@@ -18,7 +18,6 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "partition"))
 import cue_corpus  # noqa: E402
 
-pytest.importorskip("verl")
 from omegaconf import OmegaConf  # noqa: E402
 
 import verl_focal.plugin  # noqa: E402,F401  (registers the estimators)
@@ -241,7 +240,7 @@ def test_bad_config_is_named(cue, match):
 
 
 def test_cue_needs_is_minimal_per_config():
-    from verl_focal.integration.estimators_cue import CUE_NEEDS, cue_needs
+    from verl_focal.integration.cue_hook import CUE_NEEDS, cue_needs
 
     assert cue_needs(algo(source="signature")) == {"acc", "cue_sig"}
     assert cue_needs(algo(source="text")) == {"acc", "responses", "problems"}

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
-import json
 import os
 import threading
 import time
@@ -31,6 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from verl_focal.partition.base import Partitioner, canonical_labels, get_partitioner, register_partitioner
+from verl_focal.partition.factory import partitioner_for, partitioner_kwargs, section_value
 from verl_focal.partition.judge.cache import PartitionCache, cache_key
 from verl_focal.partition.judge.client import CallStats, ChatClient, JudgeFault
 from verl_focal.partition.judge.config import JudgeConfig, coerce_judge_config
@@ -271,7 +270,7 @@ class JudgePartitioner(Partitioner):
         (:func:`fallback_kwargs_from_cue`), so that a failed group is partitioned exactly as
         ``algorithm.cue.partitioner=<fallback>`` would partition it.
         """
-        cfg = coerce_judge_config(_get(cue, "judge"), **overrides)
+        cfg = coerce_judge_config(section_value(cue, "judge"), **overrides)
         return cls(cfg, fallback_kwargs=fallback_kwargs_from_cue(cue, cfg.fallback))
 
     # ----------------------------------------------------------------- public API
@@ -522,51 +521,21 @@ class JudgePartitioner(Partitioner):
             self._m["wait_s"] += wait_s
 
 
-def _get(section: Any, key: str) -> Any:
-    if section is None:
-        return None
-    if isinstance(section, dict) or hasattr(section, "get") and not dataclasses.is_dataclass(section):
-        return section.get(key, None)
-    return getattr(section, key, None)
-
-
-_SHARED: dict[str, JudgePartitioner] = {}
-_SHARED_LOCK = threading.Lock()
-
-
 def shared_judge(cue: Any) -> JudgePartitioner:
     """One long-lived :class:`JudgePartitioner` per distinct ``algorithm.cue`` judge setting.
 
     Estimators are stateless and a ``prepare`` step runs every training step; building the judge
-    anew each time would drop its cache, connection pool and loop thread.  This returns the same
-    instance for the same settings (keyed by their canonical JSON).
+    anew each time would drop its cache, connection pool and loop thread.  This is
+    :func:`verl_focal.partition.factory.partitioner_for` for the judge: the same instance for the
+    same settings.
     """
-    cfg = coerce_judge_config(_get(cue, "judge"))
-    kw = fallback_kwargs_from_cue(cue, cfg.fallback)
-    key = json.dumps([dataclasses.asdict(cfg), kw], sort_keys=True, default=str)
-    with _SHARED_LOCK:
-        if key not in _SHARED:
-            _SHARED[key] = JudgePartitioner(cfg, fallback_kwargs=kw)
-        return _SHARED[key]
-
-
-#: keyword arguments of built-in partitioners taken from the ``algorithm.cue`` section
-#: (constructor argument <- CueConfig field); a field a checkout lacks is skipped
-_STRATEGY_KW = (("cue_set", "cue_set"), ("epsilon", "epsilon"), ("rho", "rho"), ("backend", "backend"),
-                ("timeout", "extract_timeout"))
-_FALLBACK_KW = {"strategy_cue": _STRATEGY_KW, "random": _STRATEGY_KW + (("seed", "seed"),)}
+    return partitioner_for(cue, "judge")  # type: ignore[return-value]
 
 
 def fallback_kwargs_from_cue(cue: Any, fallback: str) -> dict[str, Any]:
     """Constructor arguments of the fallback partitioner, from the ``algorithm.cue`` section.
 
-    ``strategy_cue``: cue_set, epsilon, rho (and backend / extract_timeout where the section has
-    them); ``random``: the same plus seed; other partitioners: none (``partitioner_kwargs`` belong
-    to the judge-less configuration and are not reused).
+    :func:`verl_focal.partition.factory.partitioner_kwargs` without ``partitioner_kwargs`` (those
+    belong to the judge-less configuration and are not reused).
     """
-    out = {}
-    for arg, fld in _FALLBACK_KW.get(fallback, ()):
-        value = _get(cue, fld)
-        if value is not None:
-            out[arg] = value
-    return out
+    return partitioner_kwargs(cue, fallback)
