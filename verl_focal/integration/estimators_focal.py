@@ -1,6 +1,6 @@
 """``f_grpo``: the focal estimator (F-GRPO, F-DAPO, F-CISPO) registered in verl.
 
-    Â_i = (1 − p̂_g)^γ · A_i        (F-GRPO, arXiv 2602.06717, Sec. 3.3; methods.md Sec. 2)
+    Â_i = (1 − p̂_g)^γ · A_i        (F-GRPO, arXiv 2602.06717, Sec. 3.3; docs/methods.md §2)
 
 A_i is the base group advantage (``algorithm.focal.base``: GRPO, Dr.GRPO or
 RLOO) and p̂_g the group's success rate.  F-DAPO and F-CISPO are this same

@@ -55,7 +55,7 @@ def gather_inputs(
 ) -> EstimatorInputs:
     """Validate verl's arguments and the hook's context; compute per-row inputs.
 
-    Correctness (methods.md Sec. 1): the ``acc`` reward extra when the hook
+    Correctness (docs/methods.md §1): the ``acc`` reward extra when the hook
     supplies it (``algorithm.focal.correctness`` auto/acc), else
     ``reward > algorithm.focal.correct_threshold``.
     """
