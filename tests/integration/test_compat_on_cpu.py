@@ -18,7 +18,7 @@ def test_installed_verl_honours_the_full_contract():
 
 
 def test_trainer_methods_are_exactly_what_the_hook_overrides():
-    overridden = {name for name in vars(FocalHookMixin) if hasattr(PPOTrainer, name) and callable(vars(FocalHookMixin)[name])}
+    overridden = {name for name, attr in vars(FocalHookMixin).items() if hasattr(PPOTrainer, name) and callable(attr)}
     assert set(compat.TRAINER_METHODS) == overridden
     assert {"__init__", "_compute_advantage", "_compute_old_log_prob", "_val_metrics_update"} <= overridden
 

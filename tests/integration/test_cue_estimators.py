@@ -14,19 +14,18 @@ import sys
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
+from verl import DataProto
+from verl.trainer.ppo import core_algos, ray_trainer
+
+import verl_focal.plugin  # noqa: F401  (registers the estimators)
+from verl_focal.config.schema import ConfigError
+from verl_focal.integration.context import AdvantageContext, use_context
+from verl_focal.integration.registration import get_spec
+from verl_focal.partition.cues import signature
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "partition"))
 import cue_corpus  # noqa: E402
-
-from omegaconf import OmegaConf  # noqa: E402
-
-import verl_focal.plugin  # noqa: E402,F401  (registers the estimators)
-from verl import DataProto  # noqa: E402
-from verl.trainer.ppo import core_algos, ray_trainer  # noqa: E402
-from verl_focal.config.schema import ConfigError  # noqa: E402
-from verl_focal.integration.context import AdvantageContext, use_context  # noqa: E402
-from verl_focal.integration.registration import get_spec  # noqa: E402
-from verl_focal.partition.cues import signature  # noqa: E402
 
 L = 6
 corpus_batch = cue_corpus.batch_rows
@@ -199,7 +198,8 @@ def test_missing_context_is_an_error_for_text_partitioners():
     rows = corpus_batch()
     with pytest.raises(ConfigError, match="verl_focal.main_ppo"):
         run(to_dataproto(rows), algo())
-    np.testing.assert_allclose(run(to_dataproto(rows), algo(partitioner="single")), expected(rows, alpha=0.0, clip=None), atol=1e-5)
+    got = run(to_dataproto(rows), algo(partitioner="single"))
+    np.testing.assert_allclose(got, expected(rows, alpha=0.0, clip=None), atol=1e-5)
 
 
 def test_signature_required_but_missing():
@@ -231,7 +231,7 @@ def test_failed_signature_is_recoverable(source, from_text):
 
 
 @pytest.mark.parametrize("cue,match", [(dict(alpha=-1), "alpha"), (dict(source="disk"), "source"),
-                                        (dict(partitioner="nope"), "partitioner"), (dict(cue_set="math_v0"), "cue_set")])
+                                       (dict(partitioner="nope"), "partitioner"), (dict(cue_set="math_v0"), "cue_set")])
 def test_bad_config_is_named(cue, match):
     rows = corpus_batch()
     data = to_dataproto(rows)
@@ -309,5 +309,6 @@ def test_a_step_with_nothing_to_partition_logs_the_same_metric_keys():
     get_spec("cue_grpo").prepare(ctx, algo)
     with use_context(ctx):
         core_algos.get_adv_estimator_fn("cue_grpo")(rewards, torch.ones(8, 2), config=algo, index=index)
-    for key in ("cue/groups_partitioned", "cue/groups_from_signatures", "cue/groups_from_text", "cue/groups_repartitioned"):
+    keys = ("cue/groups_partitioned", "cue/groups_from_signatures", "cue/groups_from_text", "cue/groups_repartitioned")
+    for key in keys:
         assert ctx.metrics[key] == 0.0, key

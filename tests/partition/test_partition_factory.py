@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+import cue_corpus
 import numpy as np
 import pytest
 
-import cue_corpus
 from verl_focal.config.schema import ConfigError, validate_algorithm_config
 from verl_focal.partition.batch import group_source, partition_rows, row_groups, rows_to_partition
 from verl_focal.partition.cues import signature
@@ -21,7 +21,8 @@ def cue(**kw):
 
 def test_strategy_cue_kwargs_name_every_field_of_the_section():
     c = cue(cue_set="math_v1", epsilon=0.4, rho=0.6, backend="regex", extract_timeout=1.5)
-    assert strategy_cue_kwargs(c) == {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6, "backend": "regex", "timeout": 1.5}
+    want = {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6, "backend": "regex", "timeout": 1.5}
+    assert strategy_cue_kwargs(c) == want
     # every argument is one StrategyCuePartitioner accepts: building with them must work
     p = StrategyCuePartitioner(**strategy_cue_kwargs(c))
     assert (p.epsilon, p.rho, p.backend, p.timeout) == (0.4, 0.6, "regex", 1.5)

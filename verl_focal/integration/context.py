@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,8 @@ class AdvantageContext:
         idx = np.asarray(index, dtype=object)
         if idx.shape != self.uids.shape:
             raise ContextAlignmentError(
-                f"the hook fetched {len(self.uids)} rows but verl's batch has {len(idx)}: the context belongs to another batch"
+                f"the hook fetched {len(self.uids)} rows but verl's batch has {len(idx)}: "
+                "the context belongs to another batch"
             )
         mismatch = np.flatnonzero(idx != self.uids)
         if mismatch.size:

@@ -73,7 +73,8 @@ def prefetch_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
     gid, rows = _rows_by_acc(ctx)
     groups = row_groups(gid, np.flatnonzero(rows))
     if groups and groups[0].size:
-        part.prefetch([(None if ctx.problems is None else ctx.problems[g[0]], [ctx.responses[i] for i in g]) for g in groups])
+        problems = ctx.problems
+        part.prefetch([(None if problems is None else problems[g[0]], [ctx.responses[i] for i in g]) for g in groups])
 
 
 def prepare_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:

@@ -62,7 +62,9 @@ def gather_inputs(
     sections = validate_algorithm_config(config if config is not None else {}, sections=("focal",))
     focal = sections["focal"]
     if index is None:
-        raise ValueError(f"{estimator} groups rollouts by uid, but verl passed no `index`: the batch has no 'uid' column")
+        raise ValueError(
+            f"{estimator} groups rollouts by uid, but verl passed no `index`: the batch has no 'uid' column"
+        )
     index = np.asarray(index, dtype=object)
     if token_level_rewards.ndim != 2 or token_level_rewards.shape != response_mask.shape:
         raise ValueError(

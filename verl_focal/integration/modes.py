@@ -11,7 +11,11 @@ from __future__ import annotations
 __all__ = ["HOOKED_MODES", "hooked_mode"]
 
 #: verl trainer mode -> our registered mode name
-HOOKED_MODES = {"sync": "focal_sync", "colocate_async": "focal_colocate_async", "separate_async": "focal_separate_async"}
+HOOKED_MODES = {
+    "sync": "focal_sync",
+    "colocate_async": "focal_colocate_async",
+    "separate_async": "focal_separate_async",
+}
 
 
 def hooked_mode(mode: str) -> str:

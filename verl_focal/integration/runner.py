@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ray
 from omegaconf import DictConfig, open_dict
-
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.main_ppo_v0 import TaskRunner as LegacyTaskRunner
+
 from verl_focal.config.schema import validate_algorithm_config
 from verl_focal.integration.modes import hooked_mode
 

@@ -30,11 +30,10 @@ import logging
 import time
 from typing import Any
 
-import numpy as np
 import transfer_queue as tq
 from omegaconf import open_dict
-
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
+
 from verl_focal.integration.context import AdvantageContext, use_context
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
@@ -182,7 +181,8 @@ def _register_hooked_trainers() -> None:
         existing = trainer_base.TRAINER_REGISTRY.get(name)
         if existing is not None and getattr(existing, "_focal_base_mode", None) == base_mode:
             continue  # module imported twice: keep the first registration
-        cls = type(f"Focal{base.__name__}", (FocalHookMixin, base), {"_focal_base_mode": base_mode, "__module__": __name__})
+        attrs = {"_focal_base_mode": base_mode, "__module__": __name__}
+        cls = type(f"Focal{base.__name__}", (FocalHookMixin, base), attrs)
         register_trainer(name)(cls)
 
 
@@ -217,7 +217,9 @@ def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key:
             problems = [last_user_text(p) for p in ntb["raw_prompt"]]
         elif tokenizer is not None:
             problems = tokenizer.batch_decode(data.batch["prompts"], skip_special_tokens=True)
-    return build_context(uids, needs, infos, responses=responses, problems=problems, acc_key=acc_key, source="legacy-dataproto")
+    return build_context(
+        uids, needs, infos, responses=responses, problems=problems, acc_key=acc_key, source="legacy-dataproto"
+    )
 
 
 _LEGACY_METRICS_KEY = "verl_focal_metrics"

@@ -22,7 +22,8 @@ Anything else is a configuration error, raised with its fix.  Pure numpy: no ver
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -136,7 +137,9 @@ def partition_rows(
         batch = [(None if problems is None else problems[g[0]], [responses[i] for i in g]) for g in text_groups]
         for g_rows, lab in zip(text_groups, part.partition_groups(batch)):
             if len(lab) != len(g_rows):
-                raise RuntimeError(f"partitioner {cue.partitioner!r} returned {len(lab)} labels for {len(g_rows)} texts")
+                raise RuntimeError(
+                    f"partitioner {cue.partitioner!r} returned {len(lab)} labels for {len(g_rows)} texts"
+                )
             labels[g_rows] = lab
     metrics = {
         "cue/partition_time_s": time.perf_counter() - t0,

@@ -19,7 +19,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from verl_focal.config.schema import ConfigError
 from verl_focal.partition.base import Partitioner, get_partitioner

@@ -8,7 +8,8 @@ that can cluster from signatures has ``partition_signatures`` and a catalogue ``
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["SIG_KEY", "signature_version", "usable_signatures", "sanitised_signatures"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 from verl_focal.partition.base import Partitioner, register_partitioner
 from verl_focal.partition.cues import get_extractor, parse_signature, signature

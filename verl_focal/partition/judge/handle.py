@@ -13,9 +13,9 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Mapping
 
 from verl_focal.partition.judge.breaker import CircuitBreaker
 from verl_focal.partition.judge.client import CallStats

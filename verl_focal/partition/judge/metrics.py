@@ -10,7 +10,8 @@ stable), and latency_p50 / latency_p95 when a request was made.  Pure Python: no
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from verl_focal.partition.base import Partitioner, canonical_labels, get_partitioner, register_partitioner
 from verl_focal.partition.factory import partitioner_for, partitioner_kwargs, section_value
