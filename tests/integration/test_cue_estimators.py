@@ -77,8 +77,16 @@ def hook_context(rows, data, config, estimator="cue_grpo", responses=True):
 
 
 def test_registered_in_verl():
+    from verl_focal.integration import cue_hook, estimators_cue
+
     assert core_algos.get_adv_estimator_fn("cue_grpo") is get_spec("cue_grpo").fn
     assert core_algos.get_adv_estimator_fn("f_cue_grpo") is get_spec("f_cue_grpo").fn
+    assert get_spec("cue_grpo").fn is estimators_cue.compute_cue_grpo_advantage
+    assert get_spec("f_cue_grpo").fn is estimators_cue.compute_f_cue_grpo_advantage
+    for name in ("cue_grpo", "f_cue_grpo"):  # the hook steps are ours too
+        spec = get_spec(name)
+        assert spec.prepare is cue_hook.prepare_cue and spec.prefetch is cue_hook.prefetch_cue
+        assert spec.needs is cue_hook.cue_needs
 
 
 @pytest.mark.parametrize("cue", [dict(partitioner="single"), dict(partitioner="singleton"), dict(alpha=0.0)])

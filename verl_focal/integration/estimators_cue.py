@@ -39,9 +39,10 @@ from verl_focal.partition.signatures import SIG_KEY
 __all__ = ["compute_cue_grpo_advantage", "compute_f_cue_grpo_advantage", "credit_weights"]
 
 
-def _cluster_labels(inp: EstimatorInputs, cue: CueConfig, rows: np.ndarray, metrics: dict[str, float]) -> np.ndarray:
+def _cluster_labels(
+    inp: EstimatorInputs, cue: CueConfig, gid: np.ndarray, rows: np.ndarray, metrics: dict[str, float]
+) -> np.ndarray:
     """Cluster ids of ``rows`` (−1 elsewhere): ``prepare``'s where they match, partitioned here otherwise."""
-    gid = inp.gid.cpu().numpy()
     ctx = inp.ctx
     labels = None if ctx is None or ctx.cluster_labels is None else np.asarray(ctx.cluster_labels, dtype=np.int64)
     if labels is None:
@@ -79,7 +80,7 @@ def credit_weights(inp: EstimatorInputs, cue: CueConfig) -> tuple[np.ndarray, di
         metrics["cue/uniform_boost"] = float(cue.uniform_boost)
         return np.where(correct & valid, cue.uniform_boost, 1.0), metrics
     rows = rows_to_partition(correct, valid, gid, inp.n_groups)
-    labels = _cluster_labels(inp, cue, rows, metrics)
+    labels = _cluster_labels(inp, cue, gid, rows, metrics)
     w = credit_multipliers_batch(
         gid, labels, alpha=cue.alpha,
         clip=None if cue.clip is None else tuple(cue.clip),

@@ -28,7 +28,11 @@ class EventLoopThread:
         """Schedule ``coro`` on the loop (starting it if needed); its result arrives in the returned future."""
         with self._lock:
             if self._loop is None:
-                self._start()
+                try:
+                    self._start()
+                except BaseException:
+                    coro.close()  # never scheduled: do not leave it "never awaited"
+                    raise
             return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def stop(self, cleanup: Callable[[], Awaitable[None]] | None = None) -> bool:
