@@ -14,20 +14,18 @@ import sys
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
+from verl import DataProto
+from verl.trainer.ppo import core_algos, ray_trainer
+
+import verl_focal.plugin  # noqa: F401  (registers the estimators)
+from verl_focal.config.schema import ConfigError
+from verl_focal.integration.context import AdvantageContext, use_context
+from verl_focal.integration.registration import get_spec
+from verl_focal.partition.cues import signature
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "partition"))
 import cue_corpus  # noqa: E402
-
-pytest.importorskip("verl")
-from omegaconf import OmegaConf  # noqa: E402
-
-import verl_focal.plugin  # noqa: E402,F401  (registers the estimators)
-from verl import DataProto  # noqa: E402
-from verl.trainer.ppo import core_algos, ray_trainer  # noqa: E402
-from verl_focal.config.schema import ConfigError  # noqa: E402
-from verl_focal.integration.context import AdvantageContext, use_context  # noqa: E402
-from verl_focal.integration.registration import get_spec  # noqa: E402
-from verl_focal.partition.cues import signature  # noqa: E402
 
 L = 6
 corpus_batch = cue_corpus.batch_rows
@@ -79,8 +77,16 @@ def hook_context(rows, data, config, estimator="cue_grpo", responses=True):
 
 
 def test_registered_in_verl():
+    from verl_focal.integration import cue_hook, estimators_cue
+
     assert core_algos.get_adv_estimator_fn("cue_grpo") is get_spec("cue_grpo").fn
     assert core_algos.get_adv_estimator_fn("f_cue_grpo") is get_spec("f_cue_grpo").fn
+    assert get_spec("cue_grpo").fn is estimators_cue.compute_cue_grpo_advantage
+    assert get_spec("f_cue_grpo").fn is estimators_cue.compute_f_cue_grpo_advantage
+    for name in ("cue_grpo", "f_cue_grpo"):  # the hook steps are ours too
+        spec = get_spec(name)
+        assert spec.prepare is cue_hook.prepare_cue and spec.prefetch is cue_hook.prefetch_cue
+        assert spec.needs is cue_hook.cue_needs
 
 
 @pytest.mark.parametrize("cue", [dict(partitioner="single"), dict(partitioner="singleton"), dict(alpha=0.0)])
@@ -200,7 +206,8 @@ def test_missing_context_is_an_error_for_text_partitioners():
     rows = corpus_batch()
     with pytest.raises(ConfigError, match="verl_focal.main_ppo"):
         run(to_dataproto(rows), algo())
-    np.testing.assert_allclose(run(to_dataproto(rows), algo(partitioner="single")), expected(rows, alpha=0.0, clip=None), atol=1e-5)
+    got = run(to_dataproto(rows), algo(partitioner="single"))
+    np.testing.assert_allclose(got, expected(rows, alpha=0.0, clip=None), atol=1e-5)
 
 
 def test_signature_required_but_missing():
@@ -232,7 +239,7 @@ def test_failed_signature_is_recoverable(source, from_text):
 
 
 @pytest.mark.parametrize("cue,match", [(dict(alpha=-1), "alpha"), (dict(source="disk"), "source"),
-                                        (dict(partitioner="nope"), "partitioner"), (dict(cue_set="math_v0"), "cue_set")])
+                                       (dict(partitioner="nope"), "partitioner"), (dict(cue_set="math_v0"), "cue_set")])
 def test_bad_config_is_named(cue, match):
     rows = corpus_batch()
     data = to_dataproto(rows)
@@ -241,7 +248,7 @@ def test_bad_config_is_named(cue, match):
 
 
 def test_cue_needs_is_minimal_per_config():
-    from verl_focal.integration.estimators_cue import CUE_NEEDS, cue_needs
+    from verl_focal.integration.cue_hook import CUE_NEEDS, cue_needs
 
     assert cue_needs(algo(source="signature")) == {"acc", "cue_sig"}
     assert cue_needs(algo(source="text")) == {"acc", "responses", "problems"}
@@ -310,5 +317,6 @@ def test_a_step_with_nothing_to_partition_logs_the_same_metric_keys():
     get_spec("cue_grpo").prepare(ctx, algo)
     with use_context(ctx):
         core_algos.get_adv_estimator_fn("cue_grpo")(rewards, torch.ones(8, 2), config=algo, index=index)
-    for key in ("cue/groups_partitioned", "cue/groups_from_signatures", "cue/groups_from_text", "cue/groups_repartitioned"):
+    keys = ("cue/groups_partitioned", "cue/groups_from_signatures", "cue/groups_from_text", "cue/groups_repartitioned")
+    for key in keys:
         assert ctx.metrics[key] == 0.0, key

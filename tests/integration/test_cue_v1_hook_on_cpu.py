@@ -14,11 +14,11 @@ import sys
 
 import numpy as np
 import pytest
-
 import verl  # noqa: F401
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "partition"))
 import cue_corpus  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def tokenizer():
@@ -37,6 +37,7 @@ def tokenizer():
 def _put(tq, tokenizer, rows, with_sig, rng):
     from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
     from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
     from verl_focal.partition.cues import signature
 
     keys, fields = [], []

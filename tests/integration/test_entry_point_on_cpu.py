@@ -41,6 +41,7 @@ def test_reimport_by_file_path_keeps_a_single_registration():
 
     import verl  # noqa: F401
     from verl.trainer.ppo import core_algos
+
     import verl_focal.integration.estimators_focal as mod
 
     spec = importlib.util.spec_from_file_location("estimators_focal_copy", mod.__file__)

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 import torch
-from omegaconf import OmegaConf
-
 import verl  # noqa: F401  (loads our plugin through the verl.plugins entry point)
-from _reference import make_grouped_batch, reference_advantages
+from omegaconf import OmegaConf
 from verl import DataProto
 from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.ray_trainer import compute_advantage
+
+from _reference import make_grouped_batch, reference_advantages
 from verl_focal.integration.context import AdvantageContext, ContextAlignmentError, use_context
 from verl_focal.integration.inputs import NonFiniteRewardError
 
@@ -126,7 +126,8 @@ def test_misaligned_context_is_refused():
     wrong = index.copy()
     wrong[[0, 7]] = wrong[[7, 0]]
     with use_context(AdvantageContext(uids=wrong, acc=np.zeros(8))):
-        with pytest.raises(ContextAlignmentError, match=r"row 0 of verl's batch has uid 'u0' but the hook's row 0 has uid 'u1'"):
+        msg = r"row 0 of verl's batch has uid 'u0' but the hook's row 0 has uid 'u1'"
+        with pytest.raises(ContextAlignmentError, match=msg):
             _dispatch(rewards, mask, index, _algo(0.5))
     with use_context(AdvantageContext(uids=index[:4], acc=np.zeros(4))):
         with pytest.raises(ContextAlignmentError, match="the hook fetched 4 rows but verl's batch has 8"):

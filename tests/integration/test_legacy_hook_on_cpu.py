@@ -6,12 +6,12 @@ DataProto shaped as the legacy fit loop builds it (reward extras in
 import numpy as np
 import pytest
 import torch
-from omegaconf import OmegaConf
-
 import verl  # noqa: F401
-from _reference import reference_advantages
+from omegaconf import OmegaConf
 from verl import DataProto
 from verl.trainer.ppo import ray_trainer
+
+from _reference import reference_advantages
 
 
 @pytest.fixture

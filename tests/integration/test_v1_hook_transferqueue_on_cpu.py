@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import verl  # noqa: F401
+
 from _reference import reference_advantages
 
 

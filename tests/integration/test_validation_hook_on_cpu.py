@@ -3,7 +3,6 @@
 from math import comb
 
 import pytest
-
 import verl  # noqa: F401
 
 

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-pytest.importorskip("verl")
-
-from verl_focal.cli import main  # noqa: E402
+from verl_focal.cli import main
 
 BASE = [
     "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",

@@ -17,16 +17,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
+from verl import DataProto
+from verl.trainer.ppo import ray_trainer
 
-pytest.importorskip("verl")
-
-from omegaconf import OmegaConf  # noqa: E402
-
-import verl_focal.plugin  # noqa: E402,F401  (registers the estimators)
-from verl import DataProto  # noqa: E402
-from verl.trainer.ppo import ray_trainer  # noqa: E402
-from verl_focal.integration.registration import get_spec  # noqa: E402
-from verl_focal.partition.judge import shared_judge  # noqa: E402
+import verl_focal.plugin  # noqa: F401  (registers the estimators)
+from verl_focal.integration.registration import get_spec
+from verl_focal.partition.judge import shared_judge
 
 VOCAB = ["[PAD]", "[UNK]", "use", "the", "quadratic", "formula", "factor", "polynomial", "apply", "wrong", "guess",
          "it"]
@@ -84,7 +81,7 @@ def batch(tok, case: str) -> DataProto:
 
 
 def expected_advantages(clusters: dict[int, str], alpha: float = 1.0, eps: float = 1e-6) -> list[float]:
-    """GRPO (unbiased std) × w_i = n₊·|C(i)|^-α / Σ_j |C(j)|^-α on correct rows (methods.md §5, no clip)."""
+    """GRPO (unbiased std) × w_i = n₊·|C(i)|^-α / Σ_j |C(j)|^-α on correct rows (docs/methods.md §5, no clip)."""
     out = []
     for i, (uid, _, correct) in enumerate(ROWS):
         grp = [j for j, r in enumerate(ROWS) if r[0] == uid]
@@ -118,7 +115,8 @@ def test_cue_grpo_is_registered_with_a_prepare_step():
     assert {"responses", "problems"} <= spec.needs_for(judge_cfg)
 
 
-@pytest.mark.parametrize("case, reason", [("ok", None), ("slow", "timeout"), ("junk", "malformed"), ("down", "connect")])
+@pytest.mark.parametrize("case, reason",
+                         [("ok", None), ("slow", "timeout"), ("junk", "malformed"), ("down", "connect")])
 def test_step_completes_and_metrics_say_what_happened(hooked, judge_server, closed_port_url, case, reason):
     for uid, act in SCRIPTS.get(case, {}).items():
         judge_server.script(f"{case}_{uid}", act)

@@ -174,8 +174,9 @@ def test_prompt_versions_match_schema_choices():
 
 
 def test_yaml_section_equals_schema_defaults():
-    import yaml
     from pathlib import Path
+
+    import yaml
 
     import verl_focal.config as config_pkg
 

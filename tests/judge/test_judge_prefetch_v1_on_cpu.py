@@ -12,12 +12,8 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pytest
-
-pytest.importorskip("verl")
-
-from test_judge_hook_on_cpu import GOOD, JUDGE_CLUSTERS, ROWS, expected_advantages, tokenizer  # noqa: E402
+from test_judge_hook_on_cpu import GOOD, JUDGE_CLUSTERS, ROWS, expected_advantages, tokenizer
 
 
 def _put(tq, tok):

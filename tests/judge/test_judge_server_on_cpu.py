@@ -375,9 +375,9 @@ def test_last_holder_cancels_an_unfinished_request(judge_server):
     with make(judge_server) as p:
         h = p.submit_groups([("[[cx]]", SOLS)])
         assert h.result(timeout=0.05) == [[0, 1, 2]]
-        req = h._requests[next(iter(h._requests))]
+        req = h.requests[next(iter(h.requests))]
         assert req.future.cancelled() or req.future.done()
-        assert p._inflight == {}
+        assert len(p.inflight) == 0
 
 
 def test_prefetch_nobody_joins_still_counted_and_cached(judge_server):
@@ -385,7 +385,7 @@ def test_prefetch_nobody_joins_still_counted_and_cached(judge_server):
     with make(judge_server) as p:
         p.prefetch([("[[orph]]", SOLS)])
         t = time.perf_counter()
-        while len(p._inflight) and time.perf_counter() - t < 10:
+        while len(p.inflight) and time.perf_counter() - t < 10:
             time.sleep(0.02)
         time.sleep(0.05)
         m = p.pop_metrics()
@@ -416,7 +416,8 @@ def test_server_rejecting_max_tokens_and_temperature(judge_server):
     bodies = [e["body"] for e in judge_server.log]
     assert len(bodies) == 4  # rejected, rejected, accepted; then one
     assert "max_tokens" in bodies[0] and "max_completion_tokens" in bodies[1] and "temperature" in bodies[1]
-    assert "temperature" not in bodies[2] and bodies[2]["max_completion_tokens"] == 1024 and "max_tokens" not in bodies[3]
+    assert "temperature" not in bodies[2] and bodies[2]["max_completion_tokens"] == 1024
+    assert "max_tokens" not in bodies[3]
     assert m["judge/fallback_rate"] == 0 and m["judge/retries"] == 0
 
 

@@ -5,6 +5,10 @@ The pin itself lives only in ``pyproject.toml`` (``verl[verl-core]==X``);
 installed verl lacks a symbol listed here, :func:`require_contract` raises an
 ImportError that names the symbol and the fix, instead of a confusing failure
 at step 1.
+
+What verl-focal *replaces* in verl is listed apart: the trainer methods the hook
+overrides (:data:`TRAINER_METHODS`) and the module functions the legacy hook
+wraps (:data:`LEGACY_WRAPPED`).  No verl import at module level.
 """
 
 from __future__ import annotations
@@ -14,7 +18,15 @@ import importlib.metadata
 import warnings
 from pathlib import Path
 
-__all__ = ["LIGHT_CONTRACT", "FULL_CONTRACT", "pinned_verl_spec", "check_contract", "require_contract"]
+__all__ = [
+    "LIGHT_CONTRACT",
+    "FULL_CONTRACT",
+    "TRAINER_METHODS",
+    "LEGACY_WRAPPED",
+    "pinned_verl_spec",
+    "check_contract",
+    "require_contract",
+]
 
 #: symbols needed to register and run the estimators (cheap to import)
 LIGHT_CONTRACT: dict[str, tuple[str, ...]] = {
@@ -34,14 +46,23 @@ FULL_CONTRACT: dict[str, tuple[str, ...]] = {
     "verl.protocol": ("DataProto",),
     "verl.trainer.ppo.ray_trainer": ("compute_advantage", "compute_data_metrics"),
     "verl.trainer.ppo.v1.trainer_base": ("PPOTrainer", "register_trainer", "get_trainer_cls", "TRAINER_REGISTRY"),
+    "verl.trainer.ppo.utils": ("need_critic", "need_reference_policy"),
     "verl.trainer.main_ppo": ("run_ppo", "TaskRunnerV1"),
     "verl.trainer.main_ppo_v0": ("TaskRunner",),
-    "verl.utils.config": ("validate_config",),
+    "verl.utils.config": ("validate_config", "omega_conf_to_dataclass"),
+    "verl.utils.device": ("auto_set_device",),
     "transfer_queue": ("kv_batch_get", "kv_batch_put"),
 }
 
-#: methods of PPOTrainer that the hook overrides or calls
-TRAINER_METHODS = ("_compute_advantage", "__init__")
+# What verl-focal replaces in verl (everything else above it only calls):
+
+#: methods of verl's v1 ``PPOTrainer`` that ``FocalHookMixin`` (integration/trainer.py) overrides
+TRAINER_METHODS = ("__init__", "_compute_old_log_prob", "_compute_advantage", "_val_metrics_update")
+
+#: module functions that the legacy hook (``install_legacy_hook``) wraps, by module
+LEGACY_WRAPPED: dict[str, tuple[str, ...]] = {
+    "verl.trainer.ppo.ray_trainer": ("compute_advantage", "compute_data_metrics"),
+}
 
 
 def pinned_verl_spec() -> str | None:

@@ -1,7 +1,8 @@
 """The one explicit channel from the trainer hook to our estimators.
 
 verl calls a registered estimator with only ``token_level_rewards``,
-``response_mask``, ``config`` and ``index`` (verl-0.9.md).  Everything else an
+``response_mask``, ``config`` and ``index`` (``compute_advantage`` in
+verl/trainer/ppo/ray_trainer.py and the v1 trainer's ``_compute_advantage``).  Everything else an
 estimator needs per row -- correctness ``acc`` from the reward extras, the
 decoded response text, the problem, precomputed cluster labels -- travels in an
 :class:`AdvantageContext` that the hook installs with :func:`use_context`
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +78,8 @@ class AdvantageContext:
         idx = np.asarray(index, dtype=object)
         if idx.shape != self.uids.shape:
             raise ContextAlignmentError(
-                f"the hook fetched {len(self.uids)} rows but verl's batch has {len(idx)}: the context belongs to another batch"
+                f"the hook fetched {len(self.uids)} rows but verl's batch has {len(idx)}: "
+                "the context belongs to another batch"
             )
         mismatch = np.flatnonzero(idx != self.uids)
         if mismatch.size:

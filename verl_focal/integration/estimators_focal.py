@@ -1,6 +1,6 @@
 """``f_grpo``: the focal estimator (F-GRPO, F-DAPO, F-CISPO) registered in verl.
 
-    Â_i = (1 − p̂_g)^γ · A_i        (F-GRPO, arXiv 2602.06717, Sec. 3.3; methods.md Sec. 2)
+    Â_i = (1 − p̂_g)^γ · A_i        (F-GRPO, arXiv 2602.06717, Sec. 3.3; docs/methods.md §2)
 
 A_i is the base group advantage (``algorithm.focal.base``: GRPO, Dr.GRPO or
 RLOO) and p̂_g the group's success rate.  F-DAPO and F-CISPO are this same
@@ -21,7 +21,9 @@ from verl_focal.integration.registration import register_estimator
 __all__ = ["compute_f_grpo_advantage", "focal_diagnostics", "base_advantage", "focal_row_weights", "broadcast"]
 
 
-def focal_diagnostics(inp: EstimatorInputs, p_hat: torch.Tensor, n: torch.Tensor, weight: torch.Tensor) -> dict[str, float]:
+def focal_diagnostics(
+    inp: EstimatorInputs, p_hat: torch.Tensor, n: torch.Tensor, weight: torch.Tensor
+) -> dict[str, float]:
     """Step metrics: how many groups carry signal and how the focal weight treats them."""
     present = n > 0
     n_groups = int(present.sum())
@@ -76,11 +78,27 @@ def compute_f_grpo_advantage(
     epsilon: float = 1e-6,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Focal-weighted group advantage, broadcast over tokens and masked.
+    """F-GRPO advantage: the group advantage down-weighted on groups the policy already solves.
 
-    Returns ``(advantages, returns)``, both (bs, L), equal, as verl's outcome estimators do.
-    With ``algorithm.focal.gamma=0`` it equals verl's ``grpo`` / ``rloo`` (and
-    Dr.GRPO with ``norm_adv_by_std_in_grpo=false``).
+    F-GRPO (arXiv 2602.06717, Sec. 3.3; docs/methods.md §2):
+
+        Â_i = (1 − p̂_g)^γ · A_i
+
+    with A_i the base group advantage (``algorithm.focal.base``: GRPO, Dr.GRPO or RLOO), p̂_g
+    the success rate of row i's group and γ = ``algorithm.focal.gamma``.  With ``gamma=0`` it
+    equals verl's ``grpo`` / ``rloo`` (and Dr.GRPO with ``norm_adv_by_std_in_grpo=false``).
+
+    Args:
+        token_level_rewards: (bs, response_length) token-level rewards; a row's score is their sum.
+        response_mask: (bs, response_length) 1 on response tokens; an all-zero row is padding.
+        config: verl's ``algorithm`` config; reads ``algorithm.focal``.
+        index: (bs,) group uid of every row.
+        epsilon: added to the group std in the base advantage, as in verl's GRPO.
+        **kwargs: other arguments verl passes; ignored.
+
+    Returns:
+        ``(advantages, returns)``: both (bs, response_length), equal (as verl's outcome
+        estimators return them), Â_i broadcast over the row's response tokens and masked.
     """
     with torch.no_grad():
         inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo")

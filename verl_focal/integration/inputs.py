@@ -55,14 +55,16 @@ def gather_inputs(
 ) -> EstimatorInputs:
     """Validate verl's arguments and the hook's context; compute per-row inputs.
 
-    Correctness (methods.md Sec. 1): the ``acc`` reward extra when the hook
+    Correctness (docs/methods.md §1): the ``acc`` reward extra when the hook
     supplies it (``algorithm.focal.correctness`` auto/acc), else
     ``reward > algorithm.focal.correct_threshold``.
     """
     sections = validate_algorithm_config(config if config is not None else {}, sections=("focal",))
     focal = sections["focal"]
     if index is None:
-        raise ValueError(f"{estimator} groups rollouts by uid, but verl passed no `index`: the batch has no 'uid' column")
+        raise ValueError(
+            f"{estimator} groups rollouts by uid, but verl passed no `index`: the batch has no 'uid' column"
+        )
     index = np.asarray(index, dtype=object)
     if token_level_rewards.ndim != 2 or token_level_rewards.shape != response_mask.shape:
         raise ValueError(

@@ -10,7 +10,8 @@ importing verl, so they are unit-testable on plain Python data.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -11,29 +11,22 @@ from __future__ import annotations
 
 import ray
 from omegaconf import DictConfig, open_dict
-
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.main_ppo_v0 import TaskRunner as LegacyTaskRunner
+
 from verl_focal.config.schema import validate_algorithm_config
+from verl_focal.integration.modes import hooked_mode
 
 __all__ = ["FocalTaskRunnerV1", "FocalLegacyTaskRunner", "select_hooked_mode"]
 
 
 def select_hooked_mode(config: DictConfig) -> str:
-    """Set ``trainer.v1.trainer_mode`` to our hooked variant; return the new mode."""
-    from verl_focal.integration.trainer import HOOKED_MODES
-
-    mode = config.trainer.v1.trainer_mode
-    if mode in HOOKED_MODES.values():
-        return mode
-    if mode not in HOOKED_MODES:
-        raise ValueError(
-            f"trainer.v1.trainer_mode={mode!r}: verl-focal hooks only {sorted(HOOKED_MODES)}; "
-            "a custom trainer can mix in verl_focal.integration.trainer.FocalHookMixin itself"
-        )
-    with open_dict(config):
-        config.trainer.v1.trainer_mode = HOOKED_MODES[mode]
-    return HOOKED_MODES[mode]
+    """Set ``trainer.v1.trainer_mode`` to our hooked variant (:func:`hooked_mode`); return the new mode."""
+    mode = hooked_mode(config.trainer.v1.trainer_mode)
+    if mode != config.trainer.v1.trainer_mode:
+        with open_dict(config):
+            config.trainer.v1.trainer_mode = mode
+    return mode
 
 
 class _FocalTaskRunnerV1(TaskRunnerV1.__ray_actor_class__):

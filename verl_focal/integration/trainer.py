@@ -30,21 +30,18 @@ import logging
 import time
 from typing import Any
 
-import numpy as np
 import transfer_queue as tq
 from omegaconf import open_dict
-
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
+
 from verl_focal.integration.context import AdvantageContext, use_context
+from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
 from verl_focal.integration.rows import as_list, build_context, last_user_text, reward_extra_info_of
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FocalHookMixin", "hooked_trainer_cls", "HOOKED_MODES", "install_legacy_hook", "context_from_dataproto"]
-
-#: verl trainer mode -> our registered mode name
-HOOKED_MODES = {"sync": "focal_sync", "colocate_async": "focal_colocate_async", "separate_async": "focal_separate_async"}
+__all__ = ["FocalHookMixin", "hooked_trainer_cls", "install_legacy_hook", "context_from_dataproto"]
 
 
 def _acc_key(algorithm_config: Any) -> str:
@@ -66,7 +63,8 @@ class FocalHookMixin:
     _focal_base_mode: str = "sync"
 
     def __init__(self, config, *args: Any, **kwargs: Any) -> None:
-        # The trap (verl-0.9.md): the base class branches on trainer_mode == "sync".
+        # verl/trainer/ppo/v1/trainer_base.py branches on `self.trainer_mode == "sync"` (replay
+        # buffer, refill, checkpoint restore): the base class must see the base mode.
         with open_dict(config):
             config.trainer.v1.trainer_mode = self._focal_base_mode
         super().__init__(config, *args, **kwargs)
@@ -158,7 +156,7 @@ class FocalHookMixin:
         if accs is None:
             return metric_dict
         try:
-            from verl_focal.integration.validation import unbiased_pass_at_k_metrics
+            from verl_focal.integration.val_metrics import unbiased_pass_at_k_metrics
 
             metric_dict.update(unbiased_pass_at_k_metrics(sample_uids, accs, data_sources=data_sources))
         except Exception as e:  # noqa: BLE001 - a metric must never end a run
@@ -169,14 +167,7 @@ class FocalHookMixin:
 
 def hooked_trainer_cls(mode: str) -> type:
     """The hooked subclass of verl's trainer for ``mode`` (a verl mode or one of ours)."""
-    if mode in HOOKED_MODES.values():
-        return get_trainer_cls(mode)
-    if mode not in HOOKED_MODES:
-        raise ValueError(
-            f"trainer.v1.trainer_mode={mode!r} has no verl-focal hook; use one of {sorted(HOOKED_MODES)} "
-            f"(or {sorted(HOOKED_MODES.values())})"
-        )
-    return get_trainer_cls(HOOKED_MODES[mode])
+    return get_trainer_cls(hooked_mode(mode))
 
 
 def _register_hooked_trainers() -> None:
@@ -190,7 +181,8 @@ def _register_hooked_trainers() -> None:
         existing = trainer_base.TRAINER_REGISTRY.get(name)
         if existing is not None and getattr(existing, "_focal_base_mode", None) == base_mode:
             continue  # module imported twice: keep the first registration
-        cls = type(f"Focal{base.__name__}", (FocalHookMixin, base), {"_focal_base_mode": base_mode, "__module__": __name__})
+        attrs = {"_focal_base_mode": base_mode, "__module__": __name__}
+        cls = type(f"Focal{base.__name__}", (FocalHookMixin, base), attrs)
         register_trainer(name)(cls)
 
 
@@ -225,7 +217,9 @@ def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key:
             problems = [last_user_text(p) for p in ntb["raw_prompt"]]
         elif tokenizer is not None:
             problems = tokenizer.batch_decode(data.batch["prompts"], skip_special_tokens=True)
-    return build_context(uids, needs, infos, responses=responses, problems=problems, acc_key=acc_key, source="legacy-dataproto")
+    return build_context(
+        uids, needs, infos, responses=responses, problems=problems, acc_key=acc_key, source="legacy-dataproto"
+    )
 
 
 _LEGACY_METRICS_KEY = "verl_focal_metrics"

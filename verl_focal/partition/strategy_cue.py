@@ -1,4 +1,4 @@
-"""The Strategy-Cue partitioner, ``strategy_cue`` (Cue-GRPO, methods.md §6).
+"""The Strategy-Cue partitioner, ``strategy_cue`` (Cue-GRPO, arXiv 2608.03467; docs/methods.md §6).
 
 Deterministic and model-free: per response, a cue sequence from a versioned
 catalogue (:mod:`verl_focal.partition.cues`); per group, ρ-suppression, bag-of-cues
@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 from verl_focal.partition.base import Partitioner, register_partitioner
 from verl_focal.partition.cues import get_extractor, parse_signature, signature
@@ -29,7 +29,7 @@ __all__ = ["StrategyCuePartitioner"]
 
 @register_partitioner("strategy_cue")
 class StrategyCuePartitioner(Partitioner):
-    """Cluster a group's correct traces by the techniques they name (methods.md §6)."""
+    """Cluster a group's correct traces by the techniques they name (docs/methods.md §6)."""
 
     def __init__(
         self,

@@ -15,8 +15,8 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 __all__ = ["cache_key", "PartitionCache"]
 

@@ -9,7 +9,8 @@ instance.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from verl_focal.config.schema import ConfigError, JudgeConfig, section_from_mapping
 

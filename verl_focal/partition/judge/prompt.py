@@ -6,7 +6,7 @@ A prompt version is frozen once released: its text is part of the cache key
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["PROMPT_VERSIONS", "build_messages", "fair_caps", "clip_text"]
 

@@ -1,7 +1,8 @@
-"""Unbiased pass@k as a validation metric, logged next to verl's ``best@k``.
+"""Validation-set metrics: unbiased pass@k, logged next to verl's ``best@k``.
 
-verl 0.9.1's ``best@k`` is a with-replacement bootstrap of the best of k rewards: biased
-low for pass@k, and it reseeds NumPy's global RNG.  This module computes the unbiased
+verl 0.9.1's ``best@k`` (``bootstrap_metric`` in verl/trainer/ppo/metric_utils.py) is a
+with-replacement bootstrap of the best of k rewards: biased low for pass@k, and it
+reseeds NumPy's global RNG.  This module computes the unbiased
 estimator (Chen et al. 2021, Eq. 1; :func:`verl_focal.eval.pass_at_k`) from the rows the
 validation loop already has: the prompt uid and the ``acc`` reward extra of every sample.
 Pure numpy, no verl import; the trainer hook adds the returned dict to its metrics.
@@ -9,7 +10,7 @@ Pure numpy, no verl import; the trainer hook adds the returned dict to its metri
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -1,0 +1,93 @@
+"""What the trainer hook does for ``cue_grpo`` / ``f_cue_grpo`` before verl's advantage call.
+
+* :func:`cue_needs`: the per-row fields to fetch for a config (decoding every response
+  costs real time, and with signatures from the reward workers it is never needed);
+* :func:`prefetch_cue`: start the judge's requests as soon as the step's rewards are known;
+* :func:`prepare_cue`: partition the correct rollouts of every mixed group (found by the
+  ``acc`` reward extra) and leave the labels in ``ctx.cluster_labels`` for the estimator.
+
+The partitioner and the per-group choice of signatures or text live in
+:mod:`verl_focal.partition` (:mod:`~verl_focal.partition.factory`,
+:mod:`~verl_focal.partition.batch`); this module only connects them to the
+:class:`~verl_focal.integration.context.AdvantageContext`.  No verl import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from verl_focal.config.schema import CueConfig, section_from_mapping
+from verl_focal.core.groups import group_ids
+from verl_focal.integration.context import AdvantageContext
+from verl_focal.partition.batch import TEXT_FREE_PARTITIONERS, partition_rows, row_groups, rows_to_partition
+from verl_focal.partition.factory import partitioner_for
+from verl_focal.partition.signatures import SIG_KEY
+
+__all__ = ["CUE_NEEDS", "cue_config", "cue_needs", "prefetch_cue", "prepare_cue"]
+
+#: every field the cue estimators can use; :func:`cue_needs` narrows it down per config
+CUE_NEEDS = frozenset({"acc", SIG_KEY, "responses", "problems"})
+
+
+def cue_config(algorithm_config: Any) -> CueConfig:
+    """``algorithm.cue`` as a validated :class:`CueConfig`."""
+    getter = getattr(algorithm_config, "get", None)
+    return section_from_mapping(CueConfig, getter("cue", None) if getter else None, "algorithm.cue")
+
+
+def cue_needs(algorithm_config: Any) -> frozenset[str]:
+    """The per-row fields this ``algorithm`` config really uses (the hook fetches only these)."""
+    cue = cue_config(algorithm_config)
+    if cue.uniform_boost != 1.0 or cue.partitioner in TEXT_FREE_PARTITIONERS:
+        return frozenset({"acc"})
+    if cue.partitioner == "judge" or cue.source == "text":
+        return frozenset({"acc", "responses", "problems"})
+    if cue.source == "signature":
+        return frozenset({"acc", SIG_KEY})
+    return CUE_NEEDS
+
+
+def _rows_by_acc(ctx: AdvantageContext) -> tuple[np.ndarray, np.ndarray]:
+    """Group ids and the rows to partition, judged by ``acc`` (rows without it count as absent)."""
+    gid_t, n_groups = group_ids(ctx.uids)
+    gid = gid_t.numpy()
+    acc = np.asarray(ctx.acc, dtype=np.float64)
+    have = np.isfinite(acc)
+    # padding rows have no `acc`; the estimator re-checks the rows with verl's response mask
+    return gid, rows_to_partition(have & (acc > 0.5), have, gid, n_groups)
+
+
+def prefetch_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
+    """Start the judge's requests for this step early (the v1 hook calls this before the
+    old-log-prob pass).  :func:`prepare_cue` later sends the same groups and joins the
+    requests still in flight, or finds the answers cached.  Other partitioners are fast
+    and need no prefetch."""
+    cue = cue_config(algorithm_config)
+    if cue.partitioner != "judge" or cue.uniform_boost != 1.0 or ctx.acc is None or ctx.responses is None:
+        return
+    part = partitioner_for(cue)
+    if not hasattr(part, "prefetch"):
+        return
+    gid, rows = _rows_by_acc(ctx)
+    groups = row_groups(gid, np.flatnonzero(rows))
+    if groups and groups[0].size:
+        problems = ctx.problems
+        part.prefetch([(None if problems is None else problems[g[0]], [ctx.responses[i] for i in g]) for g in groups])
+
+
+def prepare_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
+    """Fill ``ctx.cluster_labels`` (−1: not partitioned) and add the partition metrics.
+
+    Without ``acc`` it does nothing; the estimator then partitions by itself.
+    """
+    cue = cue_config(algorithm_config)
+    if cue.uniform_boost != 1.0 or ctx.acc is None:
+        return
+    gid, rows = _rows_by_acc(ctx)
+    labels, metrics = partition_rows(
+        partitioner_for(cue), cue, gid, rows, ctx.responses, ctx.problems, ctx.extras.get(SIG_KEY)
+    )
+    ctx.cluster_labels = labels
+    ctx.metrics.update(metrics)
