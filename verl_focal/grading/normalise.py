@@ -39,7 +39,7 @@ _ONE_CHAR_SCRIPT = regex.compile(r"([_^])\{\s*([A-Za-z0-9])\s*\}")
 _CIRC_BRACED = regex.compile(r"\^\s*\{\s*\\circ\s*\}")
 _TRAILING_PUNCT = regex.compile(r"[\s.;,]+$")
 
-_CODE_HINT = regex.compile(r"\b(?:np|numpy|math|sympy|sp|cmath)\.|\*\*|(?<![\\A-Za-z])(?:sqrt|a?(?:rc)?(?:sin|cos|tan)h?|exp|log(?:10|2)?|ln|abs)\(")
+_CODE_HINT = regex.compile(r"\b(?:np|numpy|math|sympy|sp|cmath)\.|\*|(?<![\\A-Za-z])pi(?![A-Za-z])|(?<![\\A-Za-z])(?:sqrt|a?(?:rc)?(?:sin|cos|tan)h?|exp|log(?:10|2)?|ln|abs)\(")
 _MODULE_PREFIX = regex.compile(r"\b(?:np|numpy|math|sympy|sp|cmath)\.")
 _CODE_FUNC = regex.compile(r"(?<![\\A-Za-z])(sqrt|arcsinh|arccosh|arctanh|arcsin|arccos|arctan|asinh|acosh|atanh|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|exp|log10|log2|log|ln|abs)\(")
 _CODE_PI = regex.compile(r"(?<![\\A-Za-z])pi(?![A-Za-z])")
@@ -124,7 +124,8 @@ def _convert_calls(s: str) -> str:
 def code_to_latex(s: str) -> str:
     r"""Answers written as Python/NumPy code, as LaTeX: ``np.arcsin(10/13)`` -> ``\arcsin(10/13)``,
     ``sqrt(2)`` -> ``\sqrt{2}``, ``x**2`` -> ``x^(2)``; ``np.log`` is the natural log.
-    Strings without a code hint (a module prefix, ``**`` or a bare ``name(``) are returned as is."""
+    Strings without a code hint (a module prefix, ``*``, a bare ``pi`` or a bare ``name(``) are
+    returned as is."""
     if not _CODE_HINT.search(s):
         return s
     s = _MODULE_PREFIX.sub("", s)

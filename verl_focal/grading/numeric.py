@@ -12,7 +12,8 @@ fraction) or as a *decimal* (a decimal point or a power of ten: a rounded measur
   passes, in any form);
 * an exact fraction against a decimal -> the decimal must show the fraction to its last written
   digit, with at least 3 significant figures (``0.333`` for 1/3, not ``0.3``);
-* otherwise -> ``|p - g| <= rel_tol * |g|`` (default 1e-4, the relative tolerance of the
+* otherwise -> ``|p - g| <= min(rel_tol * |g|, ulp(g) / 2)``, where ``ulp(g)`` is one unit in the
+  last digit the reference writes, so no digit the reference states may differ (rel_tol default 1e-4, the relative tolerance of the
   Qwen2.5-Math / DeepSeek-Math / ToRA ``math_equal`` graders, also in verl's ``prime_math``); and,
   with ``sig_figs=True``, a prediction that rounds to the reference at the reference's number of
   significant figures also passes (``2.998e8`` for ``3.0\times10^{8}``).
@@ -142,7 +143,8 @@ def numbers_match(pred: Number, gold: Number, policy: NumericPolicy = NumericPol
     * an exact fraction on one side and a decimal on the other match when the decimal shows the
       fraction to its last digit (:func:`_shows`);
     * two integer values, the prediction written exactly, never match when different;
-    * otherwise the relative tolerance ``rel_tol`` applies, then (optional) significant figures.
+    * otherwise the relative tolerance ``rel_tol`` applies, capped at half a unit in the last digit
+      the reference writes (``3`` does not match ``3.0001``), then (optional) significant figures.
     """
     if pred.value == gold.value:
         return True
@@ -155,7 +157,10 @@ def numbers_match(pred: Number, gold: Number, policy: NumericPolicy = NumericPol
             return False
         if pred.value.denominator != 1:
             return _shows(gold, pred)
-    if abs(pred.value - gold.value) <= Fraction(policy.rel_tol) * abs(gold.value):
+    tol = Fraction(policy.rel_tol) * abs(gold.value)
+    if gold.ulp is not None:
+        tol = min(tol, gold.ulp / 2)
+    if abs(pred.value - gold.value) <= tol:
         return True
     if policy.sig_figs and gold.sig_figs:
         return _round_sig(pred.value, gold.sig_figs) == _round_sig(gold.value, gold.sig_figs)
