@@ -14,8 +14,9 @@ For one prediction ``p`` (the boxed text) and each accepted reference form ``g``
 5. math-verify's ``verify`` on the normalised text, then on the raw text (the pre-rule path) --
    unless math-verify dropped a bare trailing letter as a unit (``c^2 m`` read as ``c^2``): when the
    full parses have different variables the match is refused;
-6. SymPy on the full LaTeX parse: ``simplify(p - g) == 0`` (implicit products such as
-   ``\frac{1}{m} t``, which math-verify's extraction cuts short).
+6. SymPy on the full LaTeX parse, same variables on both sides: the difference is first evaluated
+   at two fixed points (a non-zero value refutes quickly), then ``simplify(p - g) == 0`` decides
+   (implicit products such as ``\frac{1}{m} t``, which math-verify's extraction cuts short).
 
 No step runs its own timer: the caller bounds the whole check (``verl_focal.reward``).
 """
@@ -86,9 +87,17 @@ def _sympy_equal(pred: str, gold: str) -> bool:
         return False
     if a.free_symbols != b.free_symbols:
         return False
-    try:
-        return bool(a == b or sympy.simplify(a - b) == 0)
-    except Exception:  # noqa: BLE001
+    if a == b:
+        return True
+    diff = a - b
+    try:  # cheap refutation first: the difference at two fixed irrational-ish points
+        for point in (0.5772156649, 1.3247179572):
+            vals = {sym: point + 0.1 * j for j, sym in enumerate(sorted(diff.free_symbols, key=str))}
+            v = complex(diff.evalf(15, subs=vals))
+            if abs(v) > 1e-9 * (1 + abs(complex(a.evalf(15, subs=vals)))):
+                return False
+        return bool(sympy.simplify(diff) == 0)
+    except Exception:  # noqa: BLE001 - not evaluable (e.g. an undefined function): no verdict
         return False
 
 

@@ -15,6 +15,7 @@ changes the value an answer denotes:
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any
 
 import regex
@@ -26,7 +27,7 @@ _LEFT_RIGHT = regex.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])\s*(
 _FRAC_VARIANT = regex.compile(r"\\[dt]frac(?![A-Za-z])")
 _ALWAYS_UNWRAP = ("textbf", "mathbf", "boldsymbol", "bm", "underline", "boxed", "fbox", "mathit", "textit",
                   "emph", "mathbb")
-_WHOLE_TEXT = ("text", "mathrm", "textrm", "mbox", "textnormal", "operatorname")
+_WHOLE_TEXT_OPEN = regex.compile(r"\\(?:text|mathrm|textrm|mbox|textnormal|operatorname)\s*\{")
 _THIN_SPACE_DIGITS = regex.compile(r"(?<=\d)(?:\\[,;:! ]|\{,\}|\s)(?=\d{3}(?!\d))")
 _LEADING_THOUSANDS = regex.compile(r"^([+-]?\d{1,3}(?:,\d{3})+)(?![\d,])")
 _TRAILING_POINT = regex.compile(r"(?<=\d)\.(?![\d.])")
@@ -65,7 +66,7 @@ def matching(s: str, open_idx: int) -> int:
 
 def unwrap_command(s: str, names: tuple[str, ...]) -> str:
     r"""Replace every ``\name{X}`` (for ``name`` in ``names``) by ``X``; braces are balanced."""
-    pat = regex.compile(r"\\(?:" + "|".join(names) + r")\s*\{")
+    pat = _unwrap_pattern(names)
     for _ in range(50):  # nested wrappers: a few rounds at most in practice
         m = pat.search(s)
         if not m:
@@ -77,6 +78,11 @@ def unwrap_command(s: str, names: tuple[str, ...]) -> str:
     return s
 
 
+@functools.lru_cache(maxsize=8)
+def _unwrap_pattern(names: tuple[str, ...]):
+    return regex.compile(r"\\(?:" + "|".join(names) + r")\s*\{")
+
+
 def strip_wrappers(s: str) -> str:
     r"""Remove formatting that does not change the answer (see the module docstring)."""
     s = _DOLLAR.sub("", s)
@@ -85,11 +91,9 @@ def strip_wrappers(s: str) -> str:
     s = _FRAC_VARIANT.sub(r"\\frac", s)
     s = unwrap_command(s, _ALWAYS_UNWRAP)
     s = s.strip()
-    for name in _WHOLE_TEXT:  # \text{...} around the whole answer
-        m = regex.match(r"\\" + name + r"\s*\{", s)
-        if m and matching(s, m.end() - 1) == len(s) - 1:
-            s = s[m.end():-1].strip()
-            break
+    m = _WHOLE_TEXT_OPEN.match(s)  # \text{...} around the whole answer
+    if m and matching(s, m.end() - 1) == len(s) - 1:
+        s = s[m.end():-1].strip()
     return _TRAILING_PUNCT.sub("", s) if not s.endswith("\\.") else s
 
 
