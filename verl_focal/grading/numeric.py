@@ -10,8 +10,8 @@ fraction) or as a *decimal* (a decimal point or a power of ten: a rounded measur
 
 * both exact, or an integer reference -> the values must be equal (an integer answer ± 1 never
   passes, in any form);
-* an exact fraction against a decimal -> the decimal must show the fraction to its last written
-  digit, with at least 3 significant figures (``0.333`` for 1/3, not ``0.3``);
+* an exact fraction against a decimal -> the decimal must be the fraction correctly rounded, with
+  at least 3 significant figures (``0.333`` for 1/3, not ``0.3`` or ``0.334``);
 * otherwise -> ``|p - g| <= min(rel_tol * |g|, ulp(g) / 2)``, where ``ulp(g)`` is one unit in the
   last digit the reference writes, so no digit the reference states may differ (rel_tol default 1e-4, the relative tolerance of the
   Qwen2.5-Math / DeepSeek-Math / ToRA ``math_equal`` graders, also in verl's ``prime_math``); and,
@@ -129,10 +129,11 @@ def _round_sig(x: Fraction, figs: int) -> Fraction:
 
 
 def _shows(decimal: Number, exact: Number) -> bool:
-    """A decimal with >= 3 significant figures that agrees with an exact fraction to within one
-    unit of its last digit (``0.333`` and ``0.3333`` for 1/3, ``0.6667`` for 2/3)."""
+    """A decimal with >= 3 significant figures that is the exact fraction correctly rounded, i.e.
+    within half a unit of its last digit (``0.333`` and ``0.3333`` for 1/3, ``0.6667`` for 2/3;
+    not ``0.334``)."""
     return (decimal.ulp is not None and (decimal.sig_figs or 0) >= 3
-            and abs(decimal.value - exact.value) < decimal.ulp)
+            and abs(decimal.value - exact.value) <= decimal.ulp / 2)
 
 
 def numbers_match(pred: Number, gold: Number, policy: NumericPolicy = NumericPolicy()) -> bool:
