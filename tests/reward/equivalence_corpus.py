@@ -65,6 +65,9 @@ UNIT_POS = [
     (r"3.3 \times 10^{-7}\,\mathrm{m}", "3.3e-7"), (r"0.5\ \text{A}", r"\frac{1}{2}"), (r"12 \text{ V}", r"12\text{ V}"),
     (r"4.5 \text{ km}", "4.5"), (r"1.2 \times 10^{-3}\ \mathrm{mol}", "0.0012"), (r"110\,\Omega", "110"),
     (r"6.0 \text{ W}", "6"), (r"25 \text{ Hz}", r"25\,\text{Hz}"),
+    (r"3\times10^8\,\mathrm{m\,s^{-1}}", r"3 \times 10^8 \text{ m/s}"), (r"8.3 \text{ J/(mol K)}", r"8.3\,\mathrm{J\,mol^{-1}\,K^{-1}}"),
+    (r"v_0 = 3 \text{ m/s}", "3"), (r"E \approx 2.1 \text{ eV}", r"2.1\,\mathrm{eV}"), (r"12 \mu m", r"12\,\mu\text{m}"),
+    (r"\approx 0.25 \text{ s}", "0.25"), (r"−40^\circ", "-40"),
 ]
 UNIT_NEG = [
     (r"5 \text{ cm}", r"5 \text{ m}"), (r"12 \text{ m/s}", r"12\text{ km/h}"), (r"300 \text{ K}", r"300 \text{ mK}"),
@@ -72,6 +75,8 @@ UNIT_NEG = [
     (r"5 \text{ cm}^2", r"5\text{ cm}^3"), ("5x", "5"), ("5 x", "5"), (r"5 \text{ s}", r"5 \text{ ms}"),
     (r"6.43 \times 10^{16} \text{ cm}^{-3}", r"6.43 \times 10^{16} \text{ m}^{-3}"), (r"9.8\,\mathrm{m/s^2}", "9.6"),
     (r"1.5 \text{ eV}", r"1.5 \text{ keV}"), (r"3.0\times10^{8}\ \mathrm{m/s}", r"3.0\times10^{6}"),
+    (r"5\text{ m/s}", r"5\text{ s/m}"), (r"9.8\ \mathrm{m\,s^{-2}}", r"9.8 \text{ m/s}"), (r"v_0 = 4 \text{ m/s}", "3"),
+    (r"12 \mu m", r"12\,\text{mm}"),
 ]
 
 LITERAL_POS = [

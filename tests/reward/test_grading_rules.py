@@ -102,3 +102,19 @@ def test_obviously_wrong():
     assert not obviously_wrong(r"5 \text{ cm}", r"5 \text{ m}")     # unit mismatch: audit it
     assert not obviously_wrong(r"\frac{a}{b}", r"\frac{b}{a}")     # symbolic: audit it
     assert not obviously_wrong("0.5", r"\frac{\pi}{6}")            # number against a symbolic form
+
+
+def test_unit_notations_compare_as_factors():
+    from verl_focal.grading.units import unit_factors
+
+    assert unit_factors("m/s") == unit_factors("m s^-1") == {"m": 1, "s": -1}
+    assert unit_factors("J/(mol K)") == {"J": 1, "mol": -1, "K": -1}
+    assert unit_factors("ms") != unit_factors("m s")  # millisecond is not metre-second
+    assert units_compatible("m/s", "m s^-1") and not units_compatible("m/s", "s/m")
+    assert not units_compatible("m/s^2", "m/s")
+
+
+def test_named_results_and_approximations():
+    assert equivalent(r"v_0 = 3 \text{ m/s}", "3") and not equivalent(r"v_0 = 4 \text{ m/s}", "3")
+    assert equivalent(r"\approx 0.25", "0.25") and equivalent("−5", "-5")
+    assert not equivalent("x = 3", "y = 3")  # equation against equation stays whole

@@ -4,7 +4,8 @@ For one prediction ``p`` (the boxed text) and each accepted reference form ``g``
 (:func:`~verl_focal.grading.normalise.gold_alternatives`), after
 :func:`~verl_focal.grading.normalise.normalise` on both:
 
-1. equal text, spacing aside -> match;
+1. equal text, spacing aside -> match; then a named result (``v_0 = 3``, ``E \approx 2.1``) is
+   read as its right-hand side when the other side is not an equation;
 2. both plain numbers, each with an optional unit (:func:`~verl_focal.grading.units.split_quantity`)
    -> the unit policy, then the numeric policy, decide *finally* (math-verify is not consulted, so
    its 6-decimal-place rounding cannot accept ``1.3e-8`` for ``1.24e-8``);
@@ -125,12 +126,27 @@ def split_top_level(text: str) -> tuple[str, list[str]] | None:
     return brackets, [x.strip() for x in items]
 
 
+_ASSIGNED = regex.compile(r"^\\?[A-Za-z]+(?:_\{?[A-Za-z0-9,]+\}?)?(?:\^\{?[A-Za-z0-9*']+\}?)?\s*(?:=|\\approx)\s*(?=\S)")
+
+
+def _rhs_of_assignment(text: str, other: str) -> str:
+    """``v_0 = 3 \text{ m/s}`` -> ``3 \text{ m/s}`` when the other side is not an equation (a
+    named result, as math-verify also reads it); an equation against an equation stays whole."""
+    if split_equation(other) or "\\approx" in other:
+        return text
+    m = _ASSIGNED.match(text)
+    if m and "=" not in text[m.end():]:
+        return text[m.end():]
+    return text
+
+
 def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
     p, g = normalise(pred), normalise(gold)
     if not p or not g:
         return False
     if canonical(p) == canonical(g):
         return True
+    p, g = _rhs_of_assignment(p, g), _rhs_of_assignment(g, p)
     qp, qg = split_quantity(p), split_quantity(g)
     if qp is not None and qg is not None:
         return units_compatible(qp[1], qg[1]) and numbers_match(qp[0], qg[0], policy)

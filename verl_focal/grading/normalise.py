@@ -38,6 +38,7 @@ _POWER_NO_BRACE = regex.compile(r"10\^\s*([+-]?\d+)")
 _POWER_PAREN = regex.compile(r"10\^\s*\(\s*([+-]?\d+)\s*\)")
 _ONE_CHAR_SCRIPT = regex.compile(r"([_^])\{\s*([A-Za-z0-9])\s*\}")
 _CIRC_BRACED = regex.compile(r"\^\s*\{\s*\\circ\s*\}")
+_LEADING_APPROX = regex.compile(r"^\s*(?:\\approx|\\simeq|\\sim|≈|~)\s*")
 _TRAILING_PUNCT = regex.compile(r"[\s.;,]+$")
 
 _CODE_HINT = regex.compile(r"\b(?:np|numpy|math|sympy|sp|cmath)\.|\*|(?<![\\A-Za-z])pi(?![A-Za-z])|(?<![\\A-Za-z])(?:sqrt|a?(?:rc)?(?:sin|cos|tan)h?|exp|log(?:10|2)?|ln|abs)\(")
@@ -84,8 +85,10 @@ def _unwrap_pattern(names: tuple[str, ...]):
 
 
 def strip_wrappers(s: str) -> str:
-    r"""Remove formatting that does not change the answer (see the module docstring)."""
-    s = _DOLLAR.sub("", s)
+    r"""Remove formatting that does not change the answer (see the module docstring); a leading
+    ``\approx``/``\sim``/``≈`` goes too, and a Unicode minus becomes ``-``."""
+    s = _DOLLAR.sub("", s).replace("\u2212", "-")
+    s = _LEADING_APPROX.sub("", s)
     s = _DISPLAY.sub("", s)
     s = _LEFT_RIGHT.sub("", s)
     s = _FRAC_VARIANT.sub(r"\\frac", s)

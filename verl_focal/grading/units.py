@@ -42,7 +42,8 @@ _GREEK_UNIT = r"(?:\\mu|\\Omega|\\AA|\\ohm)"
 _ATOM_END = regex.compile(rf"(?:{_MARKUP}{_SCRIPT}?|{_DEGREE}|{_GREEK_UNIT}[A-Za-z]*{_SCRIPT}?|(?<![A-Za-z\\])([A-Za-z]+){_SCRIPT}?)$")
 _SEP_END = regex.compile(r"(?:\s+|\\[,;:! ]|~|/|\\cdot|\*)$")
 _SPACE_BEFORE = regex.compile(r"(?:\s|\\[,;:! ]|~)$")
-_KEY_DROP = regex.compile(r"\\(?:text|mathrm|textrm|mbox|rm|operatorname|textnormal|textup|mathit)\s*|[{}\s~]|\\[,;:! ]")
+_KEY_DROP = regex.compile(r"\\(?:text|mathrm|textrm|mbox|rm|operatorname|textnormal|textup|mathit)\s*|[{}]")
+_KEY_SPACE = regex.compile(r"(?:\s|~|\\[,;:! ])+")
 _KEY_DEGREE = regex.compile(r"\^?\s*\\circ|\\degree|degrees?|deg(?![a-z])")
 
 
@@ -81,17 +82,53 @@ def split_quantity(text: str) -> tuple[Number, str | None] | None:
 
 
 def unit_key(unit: str) -> str:
-    r"""A unit without markup and spacing, degree marks as ``°``: ``\,\text{m}\cdot\text{s}^{-1}``
-    -> ``m\cdot s^-1``."""
+    r"""A unit without markup, spacing collapsed to one blank, degree marks as ``°``:
+    ``\,\text{m}\cdot\text{s}^{-1}`` -> ``m\cdot s^-1``."""
     s = _KEY_DEGREE.sub("°", unit)
     s = _KEY_DROP.sub("", s)
-    return s.replace("\\mu", "µ").strip("\\")
+    s = s.replace("\\mu", "µ").replace("\\Omega", "Ω")
+    s = _KEY_SPACE.sub(" ", s).strip()
+    s = regex.sub(r"\s*([/^])\s*", r"\1", s)
+    return regex.sub(r"([°µ])\s+", r"\1", s)
+
+
+_FACTOR = regex.compile(r"(°?[A-Za-zµΩ]+|°)(?:\^\{?([+-]?\d+)\}?)?|([/()])")
+
+
+def unit_factors(key: str) -> dict[str, int] | None:
+    r"""A unit key as base -> power (``m/s``, ``m\cdot s^-1`` and ``ms^{-1}``-with-spaces alike:
+    ``{"m": 1, "s": -1}``); ``/`` puts the next factor, or a parenthesised group, in the
+    denominator.  None when the key holds anything else (then keys are compared as text)."""
+    text = key.replace("\\cdot", " ").replace("\\times", " ").replace("*", " ").replace(".", " ")
+    out: dict[str, int] = {}
+    sign, group_sign, pos = 1, 1, 0
+    for m in _FACTOR.finditer(text):
+        if text[pos:m.start()].strip():
+            return None
+        pos = m.end()
+        if m.group(3) == "/":
+            sign = -1
+        elif m.group(3) == "(":
+            group_sign, sign = sign, 1
+        elif m.group(3) == ")":
+            group_sign, sign = 1, 1
+        else:
+            p = int(m.group(2) or 1) * sign * group_sign
+            out[m.group(1)] = out.get(m.group(1), 0) + p
+            sign = 1
+    if text[pos:].strip() or not out:
+        return None
+    return {k: v for k, v in out.items() if v}
 
 
 def units_compatible(a: str | None, b: str | None) -> bool:
-    """True unless both sides carry a unit and the units differ (``°`` and ``°C`` agree)."""
+    """True unless both sides carry a unit and the units differ (``°`` and ``°C`` agree; ``m/s``
+    and ``m s^{-1}`` are the same unit, see :func:`unit_factors`)."""
     if not a or not b:
         return True
     if a == b:
         return True
-    return (a == "°" and b.startswith("°")) or (b == "°" and a.startswith("°"))
+    if (a == "°" and b.startswith("°")) or (b == "°" and a.startswith("°")):
+        return True
+    fa, fb = unit_factors(a), unit_factors(b)
+    return fa is not None and fa == fb
