@@ -68,6 +68,8 @@ UNIT_POS = [
     (r"3\times10^8\,\mathrm{m\,s^{-1}}", r"3 \times 10^8 \text{ m/s}"), (r"8.3 \text{ J/(mol K)}", r"8.3\,\mathrm{J\,mol^{-1}\,K^{-1}}"),
     (r"v_0 = 3 \text{ m/s}", "3"), (r"E \approx 2.1 \text{ eV}", r"2.1\,\mathrm{eV}"), (r"12 \mu m", r"12\,\mu\text{m}"),
     (r"\approx 0.25 \text{ s}", "0.25"), (r"−40^\circ", "-40"),
+    (r"5\sqrt{2}\text{ cm}", r"5\sqrt{2}"), (r"\frac{\pi}{4}\text{ rad}", r"\frac{\pi}{4}"), (r"30^\circ", r"\frac{\pi}{6}"),
+    (r"\frac{mg}{k}\,\mathrm{m}", r"\frac{mg}{k}"),
 ]
 UNIT_NEG = [
     (r"5 \text{ cm}", r"5 \text{ m}"), (r"12 \text{ m/s}", r"12\text{ km/h}"), (r"300 \text{ K}", r"300 \text{ mK}"),
@@ -76,7 +78,8 @@ UNIT_NEG = [
     (r"6.43 \times 10^{16} \text{ cm}^{-3}", r"6.43 \times 10^{16} \text{ m}^{-3}"), (r"9.8\,\mathrm{m/s^2}", "9.6"),
     (r"1.5 \text{ eV}", r"1.5 \text{ keV}"), (r"3.0\times10^{8}\ \mathrm{m/s}", r"3.0\times10^{6}"),
     (r"5\text{ m/s}", r"5\text{ s/m}"), (r"9.8\ \mathrm{m\,s^{-2}}", r"9.8 \text{ m/s}"), (r"v_0 = 4 \text{ m/s}", "3"),
-    (r"12 \mu m", r"12\,\text{mm}"),
+    (r"12 \mu m", r"12\,\text{mm}"), (r"2\sqrt{2}\,\text{m}", r"2\sqrt{2}\,\text{cm}"), (r"45^\circ", r"\frac{\pi}{6}"),
+    (r"\frac{\pi}{3}\text{ rad}", r"\frac{\pi}{4}"),
 ]
 
 LITERAL_POS = [
@@ -157,12 +160,13 @@ WRAPPER_POS = [
     (r"\textbf{\text{yes}}", r"\text{yes}"), (r"\text{ 3/4 }", r"\frac34"), (r"\mathrm{42}", "42"),
     (r"\boldsymbol{x+1}", "x+1"), (r"\text{Monday}", "Monday"), (r"\textit{odd}", r"\text{odd}"), ("12.", "12"),
     (r"\textbf{(C)}", "C"), (r"\mathbf{v} = 3", "v = 3"), (r"\text{(B)}", "(B)"), (r"\mathrm{\frac{5}{2}}", "2.5"),
-    (r"\displaystyle\left[0, 1\right]", "[0,1]"),
+    (r"\displaystyle\left[0, 1\right]", "[0,1]"), (r"\textbf{Answer: } 42", "42"), (r"\$12.50", "12.5"),
 ]
 WRAPPER_NEG = [
     (r"\textbf{(050)}", "51"), (r"\text{6}", "5"), (r"\mathbf{13}", "12"), (r"\text{Tuesday}", "Monday"),
     (r"\text{even}", r"\text{odd}"), ("$8$", "7"), (r"\left(2, 1\right)", "(1,2)"), (r"\textbf{(D)}", "C"),
-    (r"\displaystyle \frac{1}{3}", r"\frac12"), (r"\left[0, 1\right)", "[0,1]"),
+    (r"\displaystyle \frac{1}{3}", r"\frac12"), (r"\left[0, 1\right)", "[0,1]"), (r"\textbf{Answer: } 41", "42"),
+    (r"\$12.05", "12.5"),
 ]
 
 ALT_POS = [

@@ -9,13 +9,16 @@ For one prediction ``p`` (the boxed text) and each accepted reference form ``g``
 2. both plain numbers, each with an optional unit (:func:`~verl_focal.grading.units.split_quantity`)
    -> the unit policy, then the numeric policy, decide *finally* (math-verify is not consulted, so
    its 6-decimal-place rounding cannot accept ``1.3e-8`` for ``1.24e-8``);
-3. both equations -> rearrangement by a constant factor
+3. explicit unit markup or a degree mark after a non-numeric value: units on both sides must agree
+   (``2\sqrt{2}\,\text{m}`` against ``2\sqrt{2}\,\text{cm}`` is wrong), then the values are compared
+   with these rules; degrees against a value in radians (``30^\circ``, ``\frac{\pi}{6}``) are converted;
+4. both equations -> rearrangement by a constant factor
    (:func:`~verl_focal.grading.equations.equations_equivalent`);
-4. tuples/lists with the same brackets and length -> element by element, with these same rules;
-5. math-verify's ``verify`` on the normalised text, then on the raw text (the pre-rule path) --
+5. tuples/lists with the same brackets and length -> element by element, with these same rules;
+6. math-verify's ``verify`` on the normalised text, then on the raw text (the pre-rule path) --
    unless math-verify dropped a bare trailing letter as a unit (``c^2 m`` read as ``c^2``): when the
    full parses have different variables the match is refused;
-6. SymPy on the full LaTeX parse, same variables on both sides: the difference is first evaluated
+7. SymPy on the full LaTeX parse, same variables on both sides: the difference is first evaluated
    at two fixed points (a non-zero value refutes quickly), then ``simplify(p - g) == 0`` decides
    (implicit products such as ``\frac{1}{m} t``, which math-verify's extraction cuts short).
 
@@ -32,7 +35,7 @@ import regex
 from verl_focal.grading.equations import equations_equivalent, split_equation
 from verl_focal.grading.normalise import canonical, gold_alternatives, matching, normalise
 from verl_focal.grading.numeric import NumericPolicy, numbers_match
-from verl_focal.grading.units import split_quantity, units_compatible
+from verl_focal.grading.units import split_marked_unit, split_quantity, units_compatible
 
 _TRAILING_MARKUP = regex.compile(r"(?:\s|\\[,;:! ]|~)*\\(?:text|mathrm|textrm|mbox|operatorname)\s*\{[^{}]*\}(?:\^\{?-?\d+\}?)?\s*$")
 _MAX_SYMPY_CHARS = 400
@@ -150,6 +153,17 @@ def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
     qp, qg = split_quantity(p), split_quantity(g)
     if qp is not None and qg is not None:
         return units_compatible(qp[1], qg[1]) and numbers_match(qp[0], qg[0], policy)
+    up, ug = split_marked_unit(p), split_marked_unit(g)
+    if up and ug and not units_compatible(up[1], ug[1]):
+        return False  # 2\sqrt{2} m against 2\sqrt{2} cm
+    if up or ug:
+        pv, gv = (up[0] if up else p), (ug[0] if ug else g)
+        if _one(pv, gv, policy, depth + 1):
+            return True
+        if up and up[1] == "°" and not ug and _math_verify_equal("\\frac{(" + pv + ")\\pi}{180}", g):
+            return True  # 30^\circ against \frac{\pi}{6}
+        if ug and ug[1] == "°" and not up and _math_verify_equal(p, "\\frac{(" + gv + ")\\pi}{180}"):
+            return True
     if split_equation(p) and split_equation(g) and equations_equivalent(p, g, _latex_to_sympy):
         return True
     if depth == 0:

@@ -38,6 +38,7 @@ _POWER_NO_BRACE = regex.compile(r"10\^\s*([+-]?\d+)")
 _POWER_PAREN = regex.compile(r"10\^\s*\(\s*([+-]?\d+)\s*\)")
 _ONE_CHAR_SCRIPT = regex.compile(r"([_^])\{\s*([A-Za-z0-9])\s*\}")
 _CIRC_BRACED = regex.compile(r"\^\s*\{\s*\\circ\s*\}")
+_ANSWER_PREFIX = regex.compile(r"^(?:\\text\s*\{\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*:?\s*\}?\s*", flags=regex.IGNORECASE)
 _LEADING_APPROX = regex.compile(r"^\s*(?:\\approx|\\simeq|\\sim|≈|~)\s*")
 _TRAILING_PUNCT = regex.compile(r"[\s.;,]+$")
 
@@ -86,8 +87,9 @@ def _unwrap_pattern(names: tuple[str, ...]):
 
 def strip_wrappers(s: str) -> str:
     r"""Remove formatting that does not change the answer (see the module docstring); a leading
-    ``\approx``/``\sim``/``≈`` goes too, and a Unicode minus becomes ``-``."""
-    s = _DOLLAR.sub("", s).replace("\u2212", "-")
+    ``\approx``/``\sim``/``≈`` and a leading "Answer:" go too, and a Unicode minus becomes ``-``."""
+    s = s.replace("\\$", "").replace("\u2212", "-")
+    s = _DOLLAR.sub("", s)
     s = _LEADING_APPROX.sub("", s)
     s = _DISPLAY.sub("", s)
     s = _LEFT_RIGHT.sub("", s)
@@ -97,6 +99,7 @@ def strip_wrappers(s: str) -> str:
     m = _WHOLE_TEXT_OPEN.match(s)  # \text{...} around the whole answer
     if m and matching(s, m.end() - 1) == len(s) - 1:
         s = s[m.end():-1].strip()
+    s = _ANSWER_PREFIX.sub("", s)
     return _TRAILING_PUNCT.sub("", s) if not s.endswith("\\.") else s
 
 

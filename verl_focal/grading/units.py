@@ -81,6 +81,34 @@ def split_quantity(text: str) -> tuple[Number, str | None] | None:
     return None
 
 
+_MARKUP_ATOM_END = regex.compile(rf"(?:{_GREEK_UNIT}?{_MARKUP}{_SCRIPT}?|{_DEGREE})$")
+
+
+def split_marked_unit(text: str) -> tuple[str, str] | None:
+    r"""``(value, unit)`` for any answer ending in explicit unit markup or a degree mark
+    (``2\sqrt{2}\,\text{m}``, ``\frac{\pi}{4}\text{ rad}``, ``30^\circ``); None when there is no such
+    tail or nothing before it.  Bare unit words are not split off here: without a number before
+    them they cannot be told from variables."""
+    s = text.strip()
+    pos, seen = len(s), False
+    while pos > 0:
+        head = s[:pos]
+        m = _SEP_END.search(head)
+        if m and m.start() < pos:
+            pos = m.start()
+            continue
+        m = _MARKUP_ATOM_END.search(head)
+        if not m or m.start() >= pos:
+            break
+        pos, seen = m.start(), True
+    value = s[:pos].strip()
+    if not seen or not value:
+        return None
+    while value and _SEP_END.search(value):
+        value = _SEP_END.sub("", value).strip()
+    return (value, unit_key(s[pos:])) if value else None
+
+
 def unit_key(unit: str) -> str:
     r"""A unit without markup, spacing collapsed to one blank, degree marks as ``°``:
     ``\,\text{m}\cdot\text{s}^{-1}`` -> ``m\cdot s^-1``."""
