@@ -109,8 +109,8 @@ _SAME: dict = {}
 
 
 def _same_answer(a: str, b: str) -> bool:
-    """The two references denote the same answer (ours and verl's math_verify both say so in at
-    least one direction, or their text is equal): a match against it is not a false positive."""
+    """The two references denote the same answer (equal text, or ours accepts each as the other):
+    a match against it is not a false positive.  The same pairs are skipped for every scorer."""
     key = (a, b)
     if key not in _SAME:
         from verl_focal.reward import compute_score
