@@ -15,6 +15,16 @@ the reward extras: ``score``, ``acc``, ``pred`` (the extracted answer, ``""`` wh
 ``verify_timeout`` (1.0 when the time bound cut the check short; the call then scores 0), and,
 only when ``cue_set`` is given, ``cue_sig`` (the response's strategy-cue signature).
 
+Answer equivalence.  math-verify plus the rules of :mod:`verl_focal.grading` (scientific notation,
+units and degree marks, numeric literal forms, brace variants, implicit products, equations,
+code-like answers, formatting wrappers, lists of accepted reference forms).  Numeric policy: exact
+numbers (integers, fractions) must be equal, so an integer answer ± 1 never passes; when either
+side is a decimal, a relative tolerance ``rel_tol`` (reward kwarg, default 1e-4, as in the
+Qwen2.5-Math / DeepSeek-Math ``math_equal`` graders) applies, and ``sig_figs=True`` also accepts
+rounding to the reference's significant figures.  Units: dropped when only one side carries one;
+when both do they must be the same unit (``5 cm`` against ``5 m`` is wrong).  Reward kwarg
+``equivalence_rules=False`` gives the math-verify-only check of earlier versions (for comparison).
+
 Time bound.  math-verify bounds its own work with ``signal.alarm``, which only works in the main
 thread, and verl's reward loop calls the scorer from an executor thread.  So:
 
@@ -37,6 +47,8 @@ import time
 from typing import Any
 
 import regex
+
+from verl_focal.grading import NumericPolicy, equivalent, gold_alternatives
 
 logger = logging.getLogger(__name__)
 
@@ -88,21 +100,25 @@ def answer_region(solution_str: str) -> str:
 def last_boxed(text: str) -> str | None:
     r"""Content of the last ``\boxed{...}`` or ``\fbox{...}`` in ``text``, braces balanced.
 
-    Returns None when there is none or the last one is never closed.
+    Returns None when there is none or when the last one is never closed (a response cut at the
+    length limit).  An earlier, closed box is *not* used then: otherwise a policy could learn to
+    box an early guess and ramble on, and be rewarded for the guess when cut off.  A box nested
+    in another (``\boxed{\boxed{3}}``) is the last opener and is read as usual.
     """
     starts = [m.end() for m in _BOX_OPEN.finditer(text)]
-    for start in reversed(starts):
-        depth = 1
-        for i in range(start, len(text)):
-            c = text[i]
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    return text[start:i]
-        # unclosed: try the previous one
-    return None
+    if not starts:
+        return None
+    start = starts[-1]
+    depth = 1
+    for i in range(start, len(text)):
+        c = text[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i]
+    return None  # the last box is never closed: no answer
 
 
 def normalize_answer_latex(s: str) -> str:
@@ -149,18 +165,32 @@ def _silence_disabled_timeout_notice() -> None:
             mod.TIMEOUT_WARNING_SHOWN = True
 
 
-def _verify_math(ground_truth: str, solution_str: str, require_boxed: bool) -> tuple[float, str]:
-    """(acc, pred) by math-verify; no time bound of its own (the caller sets one)."""
+def _verify_math(ground_truth: Any, solution_str: str, require_boxed: bool,
+                 policy: NumericPolicy | None = None) -> tuple[float, str]:
+    """(acc, pred); no time bound of its own (the caller sets one).
+
+    ``policy`` None is the math-verify-only check of earlier versions (the baseline of
+    ``bench/scorer_bench.py``); otherwise a boxed answer goes through
+    :func:`verl_focal.grading.equivalent` with that numeric policy.
+    """
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
     _silence_disabled_timeout_notice()
 
-    gold_text = normalize_answer_latex(str(ground_truth))
-    gold = parse("\\boxed{" + gold_text + "}", [LatexExtractionConfig()], parsing_timeout=None)
-    if not gold:
-        gold = parse(gold_text, [ExprExtractionConfig()], parsing_timeout=None)
     region = answer_region(solution_str)
     boxed = last_boxed(region)
+    if boxed is None and _BOX_OPEN.search(region):
+        return 0.0, ""  # the last box is cut off: no answer, not even an earlier box's
+    if policy is not None and boxed is not None:
+        return (1.0 if equivalent(boxed, ground_truth, policy) else 0.0), boxed.strip()
+    golds = []
+    for form in gold_alternatives(ground_truth) if policy is not None else [str(ground_truth)]:
+        gold_text = normalize_answer_latex(form)
+        gold = parse("\\boxed{" + gold_text + "}", [LatexExtractionConfig()], parsing_timeout=None)
+        if not gold:
+            gold = parse(gold_text, [ExprExtractionConfig()], parsing_timeout=None)
+        if gold:
+            golds.append(gold)
     if boxed is not None:
         pred_source = "\\boxed{" + normalize_answer_latex(boxed) + "}"
         pred = parse(pred_source, [LatexExtractionConfig()], parsing_timeout=None)
@@ -171,14 +201,14 @@ def _verify_math(ground_truth: str, solution_str: str, require_boxed: bool) -> t
         tail = normalize_answer_latex(region[-FALLBACK_TAIL_CHARS:])
         pred = parse(tail, [LatexExtractionConfig(), ExprExtractionConfig()], parsing_timeout=None)
         pred_str = str(pred[-1]) if pred else ""
-    if not gold or not pred:
+    if not golds or not pred:
         return 0.0, pred_str
-    ok = verify(gold, pred, timeout_seconds=None)
+    ok = any(verify(gold, pred, timeout_seconds=None) for gold in golds)
     return (1.0 if ok else 0.0), pred_str
 
 
-def _score_under_alarm(kind: str, ground_truth: str, solution_str: str, require_boxed: bool,
-                       timeout_s: float) -> tuple[float, str, float]:
+def _score_under_alarm(kind: str, ground_truth: Any, solution_str: str, require_boxed: bool,
+                       timeout_s: float, policy: NumericPolicy | None = None) -> tuple[float, str, float]:
     """(acc, pred, timed_out) with the whole check under one ``setitimer`` alarm.
 
     Must run in the main thread of its process.
@@ -196,7 +226,7 @@ def _score_under_alarm(kind: str, ground_truth: str, solution_str: str, require_
     t0 = time.monotonic()
     old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
-        acc, pred = _verify_math(ground_truth, solution_str, require_boxed)
+        acc, pred = _verify_math(ground_truth, solution_str, require_boxed, policy)
         return acc, pred, 0.0
     except _Deadline:
         return 0.0, "", 1.0
@@ -279,6 +309,15 @@ def _score_in_pool(args: tuple, hard_timeout_s: float) -> tuple[float, str, floa
 # ----------------------------------------------------------------------------------------------
 # public entry point
 # ----------------------------------------------------------------------------------------------
+def answer_kind(data_source: str, extra_info: dict | None) -> str:
+    """Which grading path a row takes: ``"choice"`` (:func:`is_multiple_choice`) or ``"math"``.
+
+    Add a path by returning a new kind here and handling it in :func:`_score_under_alarm`."""
+    if is_multiple_choice(data_source, extra_info):
+        return "choice"
+    return "math"
+
+
 def is_multiple_choice(data_source: str, extra_info: dict | None) -> bool:
     """True for the multiple-choice path: a known MC data_source (GPQA-Diamond) or
     ``extra_info["answer_type"] == "multiple_choice"``."""
@@ -297,6 +336,9 @@ def compute_score(
     hard_timeout_s: float | None = None,
     require_boxed: bool = False,
     cue_set: str | None = None,
+    rel_tol: float = 1e-4,
+    sig_figs: bool = False,
+    equivalence_rules: bool = True,
     **kwargs: Any,
 ) -> dict:
     r"""Binary outcome reward R ∈ {0, 1} (F-GRPO Sec. 4: math-verify, 1 correct / 0 incorrect).
@@ -305,7 +347,10 @@ def compute_score(
     ``\boxed{}``/``\fbox{}`` of the answer region (text after ``</think>``), or, when there is
     none and ``require_boxed`` is false, math-verify's own LaTeX/expression extraction over the
     last 2,000 characters; both go through :func:`normalize_answer_latex`; equality is
-    math-verify's ``verify``.  Multiple-choice path (:func:`is_multiple_choice`): the letter from
+    math-verify's ``verify`` extended by the rules of :mod:`verl_focal.grading` (a boxed answer;
+    the reference may be a list of accepted forms).  ``rel_tol`` and ``sig_figs`` set the numeric
+    policy (:class:`verl_focal.grading.NumericPolicy`); ``equivalence_rules=False`` switches the
+    rules off.  A response whose last ``\boxed{`` is never closed scores 0.  Multiple-choice path (:func:`is_multiple_choice`): the letter from
     :func:`extract_choice` must equal the gold letter.
 
     Returns ``{"score", "acc", "pred", "verify_timeout"}`` (+ ``"cue_sig"`` when ``cue_set`` is
@@ -320,8 +365,9 @@ def compute_score(
         raise ValueError(f"reward kwarg hard_timeout_s={hard_timeout_s!r} must be > 0 (seconds) or null")
     if not isinstance(solution_str, str):
         raise TypeError(f"solution_str must be str, got {type(solution_str).__name__}")
-    kind = "choice" if is_multiple_choice(data_source, extra_info) else "math"
-    args = (kind, ground_truth, solution_str, bool(require_boxed), float(timeout_s))
+    policy = NumericPolicy(rel_tol=rel_tol, sig_figs=sig_figs) if equivalence_rules else None
+    kind = answer_kind(data_source, extra_info)
+    args = (kind, ground_truth, solution_str, bool(require_boxed), float(timeout_s), policy)
     if kind == "choice" or threading.current_thread() is threading.main_thread():
         acc, pred, timed_out = _score_under_alarm(*args)
     else:
@@ -339,19 +385,12 @@ _cue_lock = threading.Lock()
 def _cue_signature(solution_str: str, cue_set: str) -> str:
     """``verl_focal.partition.cues.signature(solution_str, cue_set)``.
 
-    The first call per process checks ``cue_set`` (a missing module or an unknown catalogue is a
-    configuration error and raises).  Later, a failure on one response is recoverable: the
-    signature becomes ``"<version>:!error"`` (the cue module's failure form, clustered as residual
-    and counted by the estimator) and a warning is logged.
+    The first call per process checks ``cue_set`` (an unknown catalogue is a configuration error
+    and raises).  Later, a failure on one response is recoverable: the signature becomes
+    ``"<version>:!error"`` (the cue module's failure form, clustered as residual and counted by the
+    estimator) and a warning is logged.
     """
-    try:
-        from verl_focal.partition.cues import signature
-    except ImportError as e:
-        raise ImportError(
-            "reward kwarg cue_set is set but verl_focal.partition.cues.signature cannot be imported "
-            f"({e}); install a verl-focal with the Cue-GRPO partitioner or drop "
-            "+reward.custom_reward_function.reward_kwargs.cue_set"
-        ) from e
+    from verl_focal.partition.cues import signature
     if cue_set not in _CUE_VERSION:
         with _cue_lock:
             if cue_set not in _CUE_VERSION:

@@ -190,3 +190,29 @@ def test_report_refuses_unscored_records(tmp_path):
     _write(tmp_path / "runs" / "a.jsonl", [{"uid": "u", "sample": 0, "data_source": "d", "response": "r"}])
     with pytest.raises(SystemExit, match="no 'acc'/'score'; run `verl-focal eval score`"):
         cli_main(["eval", "report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "o")])
+
+
+def test_score_failures_lists_rejections_that_are_not_obviously_wrong(tmp_path, capsys):
+    """--failures with the package scorer: numeric near misses, MC letters and empty answers are
+    obviously wrong and left out; symbolic and unit mismatches are listed for audit."""
+    rows = [  # (data_source, response, ground truth, listed?)
+        ("verl_focal/math", r"so \boxed{13}", "13", False),                       # correct
+        ("verl_focal/math", r"so \boxed{12}", "13", False),                       # integer near miss
+        ("verl_focal/math", r"so \boxed{1.3\times10^{-8}}", "1.24e-8", False),  # numbers differ
+        ("verl_focal/math", r"so \boxed{\frac{a}{b}}", r"\frac{b}{a}", True),    # symbolic
+        ("verl_focal/math", r"so \boxed{5 \text{ cm}}", r"5 \text{ m}", True),  # units differ
+        ("verl_focal/math", "I could not finish", "7", False),                    # nothing extracted
+        ("verl_focal/gpqa_diamond", r"\boxed{B}", "C", False),                   # wrong letter
+    ]
+    recs = [{"uid": f"p{i}", "sample": 0, "data_source": ds, "response": r, "ground_truth": gt}
+            for i, (ds, r, gt, _) in enumerate(rows)]
+    _write(tmp_path / "runs" / "one.jsonl", recs)
+    fail = tmp_path / "audit" / "failures.jsonl"
+    rc = cli_main(["eval", "score", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "o"),
+                   "--workers", "0", "--no-progress", "--failures", str(fail)])
+    assert rc == 0
+    got = [json.loads(line) for line in fail.read_text().splitlines()]
+    assert [g["uid"] for g in got] == [f"p{i}" for i, row in enumerate(rows) if row[3]]
+    assert got[0] == {"run": "one", "uid": "p3", "sample": 0, "data_source": "verl_focal/math",
+                      "pred": r"\frac{a}{b}", "ground_truth": r"\frac{b}{a}"}
+    assert "wrote 2 rejected answer(s) that are not obviously wrong" in capsys.readouterr().out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
-import importlib.util
 import signal
 import threading
 import time
@@ -41,7 +40,7 @@ MATH_TABLE = [
     ("2", r"first \boxed{1}, corrected: \boxed{2}", 1.0),  # the LAST box is the answer
     ("1", r"first \boxed{1}, corrected: \boxed{2}", 0.0),
     ("3", r"\boxed{x = 3}", 1.0),
-    ("3", r"\boxed{3", 0.0),  # never closed: not a boxed answer (see test_unclosed_box_counts_as_unboxed)
+    ("3", r"\boxed{3", 0.0),  # never closed: no answer (see test_truncated_last_box_gives_no_answer)
     # units and degrees
     ("5", r"\boxed{5\text{ cm}}", 1.0),
     ("5", r"\boxed{5 \, \mathrm{cm}}", 1.0),
@@ -78,11 +77,18 @@ def test_math_table(gt, resp, want):
     assert out["verify_timeout"] == 0.0
 
 
-def test_unclosed_box_counts_as_unboxed():
-    # "\boxed{3" has no closing brace; the fallback extraction may still read the bare 3, so the
-    # rule is: an unclosed box is not a boxed answer, and require_boxed then scores it 0.
+def test_truncated_last_box_gives_no_answer():
+    # A response cut at the length limit inside its last box has no answer: an earlier, closed box
+    # must not be rewarded (a policy could learn to box a guess early, then ramble).
+    early = r"Guess: \boxed{3}. Let me check again ... so the answer is \boxed{\frac{7"
+    assert last_boxed(early) is None
     assert last_boxed(r"\boxed{3") is None
-    assert compute_score(MATH, r"\boxed{3", "3", require_boxed=True)["acc"] == 0.0
+    for require_boxed in (False, True):
+        out = compute_score(MATH, early, "3", require_boxed=require_boxed)
+        assert out["acc"] == 0.0 and out["pred"] == "", out
+    # the same response with the box closed is graded on its last box
+    assert compute_score(MATH, early + "}}", r"\frac{7}{}")["pred"] == r"\frac{7}"
+    assert compute_score(MATH, r"\boxed{\boxed{3}}", "3")["acc"] == 1.0
 
 
 def test_require_boxed_rejects_unboxed_answer():
@@ -208,11 +214,6 @@ def test_hard_bound_kills_a_stuck_worker(monkeypatch):
     assert th2_out["o"]["acc"] == 1.0
 
 
-_HAS_CUES = importlib.util.find_spec("verl_focal.partition.cues") is not None
-needs_cues = pytest.mark.skipif(not _HAS_CUES, reason="verl_focal.partition.cues (the cue helper's module) is absent")
-
-
-@needs_cues
 def test_cue_signature_matches_partitioner():
     from verl_focal.partition.cues import signature
 
@@ -226,25 +227,9 @@ def test_cue_signature_matches_partitioner():
         assert ex.submit(compute_score, MATH, text, "2", cue_set="math_v1").result(timeout=120)["cue_sig"] == out["cue_sig"]
 
 
-@needs_cues
 def test_unknown_cue_set_is_a_configuration_error():
     with pytest.raises(ValueError):
         compute_score(MATH, r"\boxed{2}", "2", cue_set="no_such_catalogue_v9")
-
-
-def test_cue_set_without_partitioner_fails_loudly(monkeypatch):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def fake_import(name, *a, **kw):
-        if name == "verl_focal.partition.cues":
-            raise ImportError("simulated absence")
-        return real_import(name, *a, **kw)
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
-    with pytest.raises(ImportError, match="cue_set"):
-        compute_score(MATH, r"\boxed{2}", "2", cue_set="default")
 
 
 def test_cue_signature_failure_on_one_response_is_recoverable(monkeypatch):

@@ -81,6 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (0 = in this process)")
     s.add_argument("--timeout-s", type=float, default=10.0, help="time limit per answer (seconds)")
     s.add_argument("--no-progress", action="store_true")
+    s.add_argument("--failures", metavar="PATH",
+                   help="write JSONL of rejected answers that are not obviously wrong (pred, ground_truth) "
+                        "to audit the grading; see docs/eval.md")
 
     r = sub.add_parser("report", help="table, CSV, plot and significance from already scored files")
     _add_runs_opts(r)
@@ -268,7 +271,24 @@ def _cmd_score(args) -> int:
             for rec in recs:
                 write_jsonl_line(fh, {k: v for k, v in rec.items() if k != "prompt_text"})
         runs[name] = recs
+    if args.failures:
+        _write_failures(args.failures, runs)
     return _report_from_records(args, runs, extra)
+
+
+def _write_failures(path: str, runs: dict) -> None:
+    """``eval score --failures PATH``: rejected, not obviously wrong answers (see failure_pairs)."""
+    from verl_focal.eval.scoring import failure_pairs
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(out, "w", encoding="utf-8") as fh:
+        for name, recs in runs.items():
+            for row in failure_pairs(recs, name):
+                write_jsonl_line(fh, row)
+                n += 1
+    print(f"wrote {n} rejected answer(s) that are not obviously wrong to {out} (audit them for grading errors)")
 
 
 def _cmd_report(args) -> int:

@@ -130,5 +130,29 @@ def score_records(
     return statuses
 
 
-def scorer_summary(statuses: Counter) -> dict[str, Any]:
-    return {k: int(v) for k, v in sorted(statuses.items())}
+def failure_pairs(records: Sequence[dict], run: str) -> list[dict[str, Any]]:
+    """The rejected answers worth a human look, for auditing a grader (``eval score --failures``).
+
+    A record is listed when it was scored ``ok`` (not a timeout or error) with ``acc == 0``, its
+    extracted answer ``pred`` is not empty, and the answer is *not obviously wrong*.  Obviously wrong
+    means: a multiple-choice letter (the letter either matches or not), or a plain number whose
+    value differs from every accepted reference number, in compatible units
+    (:func:`verl_focal.grading.obviously_wrong`).  What remains -- symbolic answers, unit or
+    format mismatches, numbers against symbolic references -- is where grading rules can err.
+    Each entry: ``run``, ``uid``, ``sample``, ``data_source``, ``pred``, ``ground_truth``.
+    """
+    from verl_focal.grading import obviously_wrong
+    from verl_focal.reward import is_multiple_choice
+
+    out = []
+    for rec in records:
+        pred = str(rec.get("pred") or "")
+        if rec.get("status") != "ok" or float(rec.get("acc") or 0.0) > 0 or not pred.strip():
+            continue
+        gt = rec.get("ground_truth")
+        if is_multiple_choice(str(rec.get("data_source")), rec.get("extra_info")) or obviously_wrong(pred, gt):
+            continue
+        out.append({"run": run, "uid": rec.get("uid"), "sample": rec.get("sample"),
+                    "data_source": rec.get("data_source"), "pred": pred,
+                    "ground_truth": gt if isinstance(gt, (str, int, float, list)) or gt is None else str(gt)})
+    return out

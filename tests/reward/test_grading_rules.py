@@ -1,0 +1,120 @@
+"""verl_focal.grading: the numeric and unit policies, reference forms, the failure-log predicate."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from verl_focal.grading import NumericPolicy, equivalent, gold_alternatives, obviously_wrong
+from verl_focal.grading.normalise import code_to_latex, normalise
+from verl_focal.grading.numeric import numbers_match, parse_number
+from verl_focal.grading.units import split_quantity, units_compatible
+from verl_focal.reward import compute_score
+
+
+def num(s):
+    n = parse_number(normalise(s))
+    assert n is not None, s
+    return n
+
+
+def test_parse_number_values_and_forms():
+    assert num("1.24e-8").value == Fraction(124, 10 ** 10) and not num("1.24e-8").exact
+    assert num(r"3\times10^8").value == 300_000_000 and num(r"3\times10^8").sig_figs == 1
+    assert num("-1./3").value == Fraction(-1, 3) and num("-1./3").exact
+    assert num("1,000").value == 1000 and num("1,000").exact
+    assert num("2.50").sig_figs == 3 and num("2.50").ulp == Fraction(1, 100)
+    assert parse_number("x") is None and parse_number(r"\frac{1}{0}") is None
+    assert parse_number(r"10^{100000}") is None  # refused, not built
+
+
+def test_integer_references_are_exact_in_every_form():
+    for pred in ("1001", "1,001", "1001.0", "1.001e3", r"1.001\times10^{3}", "999.9999"):
+        assert not numbers_match(num(pred), num("1000")), pred
+    assert numbers_match(num("1.0e3"), num("1000"))
+
+
+def test_relative_tolerance_and_its_cap():
+    # |p - g| <= min(rel_tol |g|, half a unit in the reference's last digit)
+    assert numbers_match(num("2.00001"), num("2.0000"))           # 5e-6 <= min(2e-4, 5e-5)
+    assert not numbers_match(num("2.0001"), num("2.0000"))         # 1e-4  > 5e-5: a stated digit differs
+    assert numbers_match(num("1.2340001"), num("1.234"))
+    assert not numbers_match(num("1.2341"), num("1.234"), NumericPolicy(rel_tol=0.0))
+    assert not numbers_match(num("1.2340001"), num("1.234"), NumericPolicy(rel_tol=0.0))
+    # exact fraction against a decimal: the decimal must show it to its last digit, >= 3 figures
+    assert numbers_match(num("0.333"), num(r"\frac13")) and not numbers_match(num("0.33"), num(r"\frac13"))
+    assert not numbers_match(num("0.334"), num(r"\frac13"))
+
+
+def test_significant_figures_option():
+    p, g = num("2.998e8"), num(r"3.0\times10^{8}")
+    assert not numbers_match(p, g)
+    assert numbers_match(p, g, NumericPolicy(sig_figs=True))
+    assert not numbers_match(num("3.1e8"), g, NumericPolicy(sig_figs=True))
+    assert compute_score("x", r"\boxed{2.998e8}", r"3.0\times10^{8}", sig_figs=True)["acc"] == 1.0
+    assert compute_score("x", r"\boxed{2.998e8}", r"3.0\times10^{8}")["acc"] == 0.0
+
+
+@pytest.mark.parametrize("kw", [{"rel_tol": -1e-3}, {"rel_tol": 0.7}, {"rel_tol": "1e-4"}, {"sig_figs": "yes"}])
+def test_bad_policy_kwargs_are_rejected(kw):
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        compute_score("x", r"\boxed{1}", "1", **kw)
+
+
+def test_units_policy():
+    q = split_quantity(normalise(r"6.43 \times 10^{16} \text{ cm}^{-3}"))
+    assert q[0].value == Fraction(643) * 10 ** 14 and q[1] == "cm^-3"
+    assert split_quantity("5m") is None  # a product, not five metres
+    assert split_quantity("5 m")[1] == "m" and split_quantity("5 x") is None
+    assert units_compatible("cm", None) and units_compatible("°", "°C")
+    assert not units_compatible("cm", "m")
+    assert equivalent(r"5 \text{ cm}", "5") and equivalent("5", r"5\,\mathrm{cm}")
+    assert not equivalent(r"5 \text{ cm}", r"5 \text{ m}")
+
+
+def test_code_to_latex():
+    assert code_to_latex("np.arcsin(10/13)") == r"\arcsin(10/13)"
+    assert code_to_latex("math.sqrt(x**2 + 1)") == r"\sqrt{x^{2} + 1}"
+    assert code_to_latex(r"\sqrt{2}") == r"\sqrt{2}"  # LaTeX is left alone
+
+
+def test_gold_alternatives():
+    assert gold_alternatives(["1/2", "0.5"]) == ["1/2", "0.5"]
+    assert gold_alternatives("['1/2', '0.5']") == ["1/2", "0.5"]
+    assert gold_alternatives("[1, 2]") == ["[1, 2]"]     # an interval stays whole
+    assert gold_alternatives("1 or 2") == ["1 or 2"]     # two solutions stay together
+    import numpy as np
+
+    assert gold_alternatives(np.array(["3", "x=3"], dtype=object)) == ["3", "x=3"]
+
+
+def test_math_verify_dropping_a_variable_is_refused():
+    # math-verify reads the trailing bare "m" in "c^2 m" as a unit and compares c^2
+    assert not equivalent("c^2 m", "c^2") and not equivalent("v_0 t", "v_0")
+    assert equivalent("c^2 m", "m c^2")
+
+
+def test_obviously_wrong():
+    assert obviously_wrong("12", "13") and obviously_wrong("", "13")
+    assert obviously_wrong(r"5\text{ cm}", ["6", "0.06 m"]) is False  # a unit mismatch against one form
+    assert obviously_wrong(r"5 \text{ cm}", "6")
+    assert not obviously_wrong(r"5 \text{ cm}", r"5 \text{ m}")     # unit mismatch: audit it
+    assert not obviously_wrong(r"\frac{a}{b}", r"\frac{b}{a}")     # symbolic: audit it
+    assert not obviously_wrong("0.5", r"\frac{\pi}{6}")            # number against a symbolic form
+
+
+def test_unit_notations_compare_as_factors():
+    from verl_focal.grading.units import unit_factors
+
+    assert unit_factors("m/s") == unit_factors("m s^-1") == {"m": 1, "s": -1}
+    assert unit_factors("J/(mol K)") == {"J": 1, "mol": -1, "K": -1}
+    assert unit_factors("ms") != unit_factors("m s")  # millisecond is not metre-second
+    assert units_compatible("m/s", "m s^-1") and not units_compatible("m/s", "s/m")
+    assert not units_compatible("m/s^2", "m/s")
+
+
+def test_named_results_and_approximations():
+    assert equivalent(r"v_0 = 3 \text{ m/s}", "3") and not equivalent(r"v_0 = 4 \text{ m/s}", "3")
+    assert equivalent(r"\approx 0.25", "0.25") and equivalent("−5", "-5")
+    assert not equivalent("x = 3", "y = 3")  # equation against equation stays whole
