@@ -38,6 +38,8 @@ from typing import Any
 
 import regex
 
+from verl_focal.ood import ood_kind
+
 logger = logging.getLogger(__name__)
 
 # data_source values written by `verl-focal prep-data` (see verl_focal/data/).  The prefix keeps
@@ -320,6 +322,14 @@ def compute_score(
         raise ValueError(f"reward kwarg hard_timeout_s={hard_timeout_s!r} must be > 0 (seconds) or null")
     if not isinstance(solution_str, str):
         raise TypeError(f"solution_str must be str, got {type(solution_str).__name__}")
+    ood = ood_kind(data_source)
+    if ood is not None:  # IFEval / SynLogic: verl_focal/ood/ (same keys, same time bound)
+        from verl_focal.ood.runner import score_ood
+
+        out = score_ood(ood, data_source, solution_str, ground_truth, timeout_s=float(timeout_s), hard_timeout_s=hard)
+        if cue_set is not None:
+            out["cue_sig"] = _cue_signature(solution_str, cue_set)
+        return out
     kind = "choice" if is_multiple_choice(data_source, extra_info) else "math"
     args = (kind, ground_truth, solution_str, bool(require_boxed), float(timeout_s))
     if kind == "choice" or threading.current_thread() is threading.main_thread():
