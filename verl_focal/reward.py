@@ -342,6 +342,16 @@ def compute_score(
     return out
 
 
+def warm_up(data_sources) -> None:
+    """One-time imports of the scorers these data sources need (IFEval's nltk/langdetect take
+    seconds), so that they do not count against a per-answer time limit; ``verl-focal eval
+    score`` calls it once per worker."""
+    from verl_focal.ood.runner import warm_up as _warm_ood
+
+    for kind in sorted({ood_kind(s) for s in data_sources} - {None}):
+        _warm_ood(kind)
+
+
 _CUE_VERSION: dict[str, str] = {}  # cue_set -> catalogue version, once validated in this process
 _cue_lock = threading.Lock()
 

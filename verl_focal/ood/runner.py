@@ -40,9 +40,30 @@ def _check(kind: str, data_source: str, solution_str: str, ground_truth: Any) ->
     return synlogic.score(solution_str, ground_truth, data_source)
 
 
+def warm_up(kind: str, data_source: str | None = None, ground_truth: Any = None) -> None:
+    """Pay the one-time imports (nltk, langdetect, if-verifiable: seconds; sympy for the SynLogic
+    ``operation`` task) outside any per-answer time bound."""
+    if kind == "ifeval":
+        from verl_focal.ood import ifeval
+
+        ifeval.instruction_registry()
+        ifeval.english_sentence_tokenizer()
+    elif kind == "synlogic":
+        from verl_focal.ood import synlogic
+
+        if ground_truth is None:  # all tasks
+            for task in synlogic.TASK_MODULES:
+                synlogic.verifier_module(task)
+            return
+        task, _, _ = synlogic.parse_ground_truth(ground_truth, data_source)
+        synlogic.verifier_module(task)
+
+
 def _under_alarm(kind: str, data_source: str, solution_str: str, ground_truth: Any,
                  timeout_s: float) -> tuple[float, str, float]:
-    """(acc, pred, timed_out); must run in its process's main thread."""
+    """(acc, pred, timed_out); must run in its process's main thread.  Imports happen before the
+    alarm starts (:func:`warm_up`), so a cold process does not spend its bound on them."""
+    warm_up(kind, data_source, ground_truth)
 
     def _on_alarm(signum, frame):  # noqa: ARG001
         raise _Deadline()

@@ -8,6 +8,9 @@ Uses sympy through math-verify, so it runs under the caller's time bound (``USES
 
 from __future__ import annotations
 
+from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
+from math_verify import verify as mv_verify
+
 from verl_focal.ood.synlogic._common import boxed
 
 NEEDS_ANSWER = True
@@ -15,9 +18,6 @@ USES_SYMPY = True
 
 
 def verify(text: str, answer, metadata: dict) -> tuple[bool, str]:
-    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
-    from math_verify import verify as mv_verify
-
     cfg = [LatexExtractionConfig(), ExprExtractionConfig()]
     gold = parse("\\boxed{" + str(answer).strip() + "}", cfg, parsing_timeout=None)
     b = boxed(text)
