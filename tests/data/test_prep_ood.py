@@ -88,7 +88,12 @@ def test_no_system_turn_option(tmp_path):
     assert [len(p) for p in a["prompt"]] == [1, 1] and a["prompt"][0][0]["role"] == "user"
 
 
-def test_unverified_synlogic_tasks_stop_unless_skipped(tmp_path, capsys):
+def test_unverified_synlogic_tasks_stop_unless_skipped(tmp_path, capsys, monkeypatch):
+    from verl_focal.ood import synlogic
+
+    # every SynLogic task has a verifier today; a task known without one must stop the run
+    monkeypatch.setattr(synlogic, "TASKS_WITHOUT_VERIFIER", ("arrow_maze",))
+    monkeypatch.setattr(synlogic, "TASK_MODULES", {k: v for k, v in synlogic.TASK_MODULES.items() if k != "arrow_maze"})
     rows = [{"task": "arrow_maze", "question": "q", "answer": "a", "metadata": {}},
             {"task": "object_counting", "question": "q", "answer": "1", "metadata": {}}]
     src = _jsonl(tmp_path / "s.jsonl", rows)

@@ -77,6 +77,54 @@ CASES = [
      "```python\n[[3, 2, 5], [1, 3, 4], [4, 5, 9]]\n```",   # 3+2=5, 1+3=4; 3+1=4, 2+3=5
      "```python\n[[3, 2, 5], [1, 5, 4], [4, 3, 9]]\n```",   # 1+5 != 4
      "[[3, 2, 5], [1, 3]]", "```python\n[[3.0, 2, 5], [1, 3, 4], [4, 5, 9]]\n```"),
+    ("arrow_maze", None, {"maze": [["2", "X", "X"]]},
+     '```python\n[["2", "→", "→"]]\n```',          # the ray right of 2 has length 2
+     '[["2", "→", "←"]]',                           # ray length 1
+     '[["2", "→"]]', '[["2", "→", "X"]]'),          # a blank left blank
+    ("buggy_tables", "12.50", {}, "The mean is 12.50.", "12.51", "12.5", "12.50, no wait: 13.00"),
+    ("calcudoko", None, {"grid_size": 2, "regions": [{"cells": ["(1,1)", "(1,2)"], "target": 3, "operator": "+"},
+                                                     {"cells": ["(2,1)", "(2,2)"], "target": 2, "operator": "*"}]},
+     "[[1 2, 2 1]]", "[[1 2, 1 2]]", "[[1 2, 2]]",   # a short row is not padded
+     "[[3 0, 0 3]]"),                               # cages hold, but not a Latin square
+    ("campsite", None, {"grid": [["T", "0", "0"], ["0", "0", "T"]], "row_constraints": [1, 1],
+                        "col_constraints": [1, 0, 1], "n": 2, "m": 3},
+     '[["T", "0", "C"], ["C", "0", "T"]]',
+     '[["T", "C", "0"], ["0", "C", "T"]]',           # tents touch, column counts off
+     '[["T", "0"], ["C", "0"]]', '[["0", "0", "C"], ["C", "T", "T"]]'),  # trees moved
+    ("dyck_language_reasoning_errors", None, {"error_indices": [3, 7]}, "3, 7", "3", "Thoughts 3 and 7",
+     "unclear, maybe 3,7"),
+    ("futoshiki", None, {"grid_size": 3, "prefilled_coords": [[0, 0]], "constraints": [[[0, 1], [0, 2], "<"]],
+                         "question": "Solve.\nCurrent puzzle:\n1 X X\nX X X\nX X X\n\nConstraints: (0,1) < (0,2)"},
+     "[[1 2 3, 2 3 1, 3 1 2]]",
+     "[[1 3 2, 2 1 3, 3 2 1]]",                     # Latin, given kept, but 3 < 2 fails
+     "[[1 2 3, 2 3 1]]", "[[2 1 3, 3 2 1, 1 3 2]]"),  # the given 1 at (0,0) replaced
+    ("goods_exchange", None, {"owns_after": "(('Alice','pen'),('Bob','cup'))"},
+     '```python\n(("alice", "pen"), ("Bob", "Cup"))\n```', '```python\n(("Alice", "cup"), ("Bob", "pen"))\n```',
+     "(('Alice','pen'),('Bob','cup'))",             # no code block
+     '```python\n(("Alice", "pen"), ("Bob", "cup"), ("Alice", "cup"))\n```'),
+    ("norinori", None, {"region_grid": [["a", "a", "a"], ["a", "a", "a"], ["b", "b", "b"]]},
+     "[[(1, 1), (1, 2)], [(3, 2), (3, 3)]]",
+     "[[(1, 1), (1, 2)], [(2, 2), (3, 2)]]",         # touching, region a gets 3
+     "(1,1),(1,2)", "[[(1, 1), (1, 2)]]"),          # region b empty: the authors' check passes it
+    ("number_wall", None, {"grid": [[2, "X"], ["X", "X"]], "n": 2},
+     '[[2, "X"], ["A", "A"]]', '[[2, "X"], ["X", "A"]]',   # island of 3 holds a 2
+     '[[2, "X"], ["A"]]', '[[2, "A"], ["A", "A"]]'),
+    ("skyscraper_puzzle", None, {"n": 2, "top": [2, 1], "bottom": [1, 2], "left": [2, 1], "right": [1, 2]},
+     "```python\n[[1, 2], [2, 1]]  # rows\n```", "```python\n[[2, 1], [1, 2]]\n```", "[[1, 2], [2, 1]]",
+     "```python\n[[1, 2, 3], [2, 1, 3]]\n```"),
+    ("star_placement_puzzle", None, {"n": 4, "k": 1, "region_grid": [["A", "A", "B", "B"], ["A", "A", "B", "B"],
+                                                                     ["C", "C", "D", "D"], ["C", "C", "D", "D"]]},
+     '```python\n{"A": [(1, 2)], "B": [(2, 4)], "C": [(3, 1)], "D": [(4, 3)]}\n```',
+     '```python\n{"A": [(1, 2)], "B": [(2, 3)], "C": [(3, 1)], "D": [(4, 3)]}\n```',   # column 3 twice
+     '{"A": [(1, 2)], "B": [(2, 4)], "C": [(3, 1)], "D": [(4, 3)]}',
+     '```python\n{"A": [(1, 2)], "B": [(2, 4)], "C": [(3, 1)], "D": [(4, 3)], "E": [(0, 0)]}\n```'),
+    ("wordscapes", None, {"grid": [["X", "X", "X"], ["0", "0", "X"]], "across_words": ["CAT"], "down_words": ["TO"]},
+     '[["C", "A", "T"], ["", "", "O"]]', '[["C", "U", "T"], ["", "", "O"]]', '[["C", "A", "T"]]',
+     '[["C", "A", "T"], ["X", "", "O"]]'),          # a letter in a blocked cell
+    ("zebra_puzzle", '{"header": ["House", "Name"], "rows": [["1", "Alice"]]}', {},
+     '```json\n{"header": ["House", "Name"], "rows": [["1", "Alice"]]}\n```',
+     '```json\n{"header": ["House", "Name"], "rows": [["1", "Bob"]]}\n```', '```json\n{"header": \n```',
+     '```json\n{"header": ["House", "Name"], "rows": [[1, "Alice"]]}\n```'),   # 1 is not "1"
 ]
 
 
@@ -129,7 +177,6 @@ def test_task_from_data_source_when_ground_truth_has_none():
     (json.dumps(["x"]), "JSON object"),
     (json.dumps({"answer": "1"}), "no 'task'"),
     (json.dumps({"task": "sudokuu", "metadata": {}}), "not a SynLogic task"),
-    (json.dumps({"task": "arrow_maze", "metadata": {}}), "has no verifier yet"),
     (json.dumps({"task": "sudoku", "metadata": {}}), r"lacks \['original_sudoku'\]"),
     (json.dumps({"task": "object_counting", "answer": "", "metadata": {}}), "gold answer is empty"),
     (json.dumps({"task": "sudoku", "metadata": "[1]"}), "must be an object"),
@@ -139,10 +186,39 @@ def test_bad_ground_truth_is_a_clear_error(bad, msg):
         S.score("x", bad)
 
 
+def test_task_without_verifier_is_named(monkeypatch):
+    monkeypatch.setattr(S, "TASKS_WITHOUT_VERIFIER", ("future_task",))
+    with pytest.raises(S.SynLogicGroundTruthError, match="'future_task' has no verifier yet"):
+        S.score("x", json.dumps({"task": "future_task", "metadata": {}}))
+
+
+def test_futoshiki_needs_the_question():
+    meta = {"grid_size": 1, "prefilled_coords": [], "constraints": []}
+    with pytest.raises(S.SynLogicGroundTruthError, match="lacks the puzzle 'question'"):
+        S.score("[[1]]", json.dumps({"task": "futoshiki", "metadata": meta}))
+    assert S.score("[[1]]", json.dumps({"task": "futoshiki", "metadata": meta, "question": "q"}))[0] == 1.0
+
+
+def test_calcudoko_division_and_difference_are_exact():
+    regions = [{"cells": ["(1,1)", "(2,1)"], "target": 2, "operator": "/"},
+               {"cells": [[1, 2], [2, 2]], "target": 1, "operator": "-"}]
+    g = gt("calcudoko", None, {"grid_size": 2, "regions": regions})
+    assert S.score("[[1 2, 2 1]]", g)[0] == 1.0   # 2/1 = 2, |2-1| = 1
+    regions[0]["target"] = 3
+    assert S.score("[[1 2, 2 1]]", gt("calcudoko", None, {"grid_size": 2, "regions": regions}))[0] == 0.0
+
+
+def test_dyck_reasoning_errors_none():
+    g = gt("dyck_language_reasoning_errors", None, {"error_indices": []})
+    assert S.score("No errors.", g)[0] == 1.0
+    assert S.score("4", g)[0] == 0.0
+
+
 def test_task_lists_cover_synlogic_35_without_overlap():
     assert not set(S.TASK_MODULES) & set(S.TASKS_WITHOUT_VERIFIER)
-    # SynLogic's 35 tasks; mathador is verified as Game of 24 by its authors too
+    # the 35 task names of SynLogic's generators and verifiers (game_of_24 and mathador share one)
     assert len(set(S.TASK_MODULES) | set(S.TASKS_WITHOUT_VERIFIER)) == 35
+    assert S.TASKS_WITHOUT_VERIFIER == ()
 
 
 def test_arith_value_is_exact_and_restricted():

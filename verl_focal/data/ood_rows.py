@@ -142,6 +142,7 @@ def synlogic_rows(records: list[dict], *, source: str, system_prompt: str, promp
         SynLogicGroundTruthError,
         check_gold,
         normalize_task,
+        verifier_module,
     )
 
     resolve_column(records, SYNLOGIC_FIELDS["task"], source=source, role="task")
@@ -172,12 +173,15 @@ def synlogic_rows(records: list[dict], *, source: str, system_prompt: str, promp
         if not isinstance(meta, dict):
             dropped["metadata_malformed"] += 1
             continue
+        gold = {"task": t, "answer": answer, "metadata": meta}
+        if getattr(verifier_module(t), "NEEDS_QUESTION", False):
+            gold["question"] = question
         try:
-            check_gold(t, answer, meta)
+            check_gold(t, answer, {**meta, **({"question": question} if "question" in gold else {})})
         except SynLogicGroundTruthError:
             dropped[f"gold_incomplete:{t}"] += 1
             continue
-        gt_json = json.dumps({"task": t, "answer": answer, "metadata": meta}, sort_keys=True, default=str)
+        gt_json = json.dumps(gold, sort_keys=True, default=str)
         rows.append(make_row(name="synlogic", split="test", index=len(rows), source_index=i, problem=question,
                              answer=gt_json, prompt=chat_prompt(question, system_prompt, prompt_style),
                              ability="logic", answer_type="synlogic"))

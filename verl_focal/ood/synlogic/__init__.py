@@ -10,7 +10,9 @@ without ``eval``, and on bounded input.  Where the authors' check is weaker than
 (e.g. their Game-of-24 check never compares the value with the target) we check the task.
 
 Ground truth (``reward_model.ground_truth`` written by ``verl-focal prep-data eval --sets
-synlogic``): a JSON object ``{"task": ..., "answer": ..., "metadata": {...}}``.
+synlogic``): a JSON object ``{"task": ..., "answer": ..., "metadata": {...}}``, plus
+``"question"`` for the tasks whose check reads the puzzle text (``NEEDS_QUESTION``: futoshiki);
+the verifier then sees it as ``metadata["question"]``.
 """
 
 from __future__ import annotations
@@ -24,37 +26,46 @@ from verl_focal.ood.synlogic._common import answer_text
 # SynLogic task name -> module under verl_focal.ood.synlogic.  "mathador" is Game of 24 with
 # another target (the authors verify it with the same verifier).
 TASK_MODULES: dict[str, str] = {
+    "arrow_maze": "arrow_maze",
     "boolean_expressions": "boolean_expressions",
+    "buggy_tables": "buggy_tables",
+    "calcudoko": "calcudoko",
+    "campsite": "campsite",
     "cipher": "cipher",
     "cryptarithm": "cryptarithm",
     "dyck_language": "dyck_language",
     "dyck_language_errors": "dyck_language_errors",
+    "dyck_language_reasoning_errors": "dyck_language_reasoning_errors",
+    "futoshiki": "futoshiki",
     "game_of_24": "game_of_24",
+    "goods_exchange": "goods_exchange",
     "kukurasu": "kukurasu",
     "math_path": "math_path",
     "mathador": "game_of_24",
     "minesweeper": "minesweeper",
+    "norinori": "norinori",
+    "number_wall": "number_wall",
     "numbrix": "numbrix",
     "object_counting": "object_counting",
     "object_properties": "object_properties",
     "operation": "operation",
+    "skyscraper_puzzle": "skyscraper_puzzle",
     "space_reasoning": "space_reasoning",
     "space_reasoning_tree": "space_reasoning_tree",
+    "star_placement_puzzle": "star_placement_puzzle",
     "sudoku": "sudoku",
     "survo": "survo",
     "time_sequence": "time_sequence",
     "web_of_lies": "web_of_lies",
     "word_sorting": "word_sorting",
     "word_sorting_mistake": "word_sorting_mistake",
+    "wordscapes": "wordscapes",
+    "zebra_puzzle": "zebra_puzzle",
 }
 
-# The other SynLogic tasks (35 in all): no verifier yet.  Rows of these tasks are rejected by
-# `prep-data` (or dropped and counted with --synlogic-skip-unverified).
-TASKS_WITHOUT_VERIFIER: tuple[str, ...] = (
-    "arrow_maze", "buggy_tables", "calcudoko", "campsite", "dyck_language_reasoning_errors",
-    "futoshiki", "goods_exchange", "norinori", "number_wall", "skyscraper_puzzle",
-    "star_placement_puzzle", "wordscapes", "zebra_puzzle",
-)
+# SynLogic tasks without a verifier here.  Rows of these tasks are rejected by `prep-data` (or
+# dropped and counted with --synlogic-skip-unverified).  Empty: all 35 tasks are covered.
+TASKS_WITHOUT_VERIFIER: tuple[str, ...] = ()
 
 
 class SynLogicGroundTruthError(ValueError):
@@ -87,6 +98,8 @@ def check_gold(task: str, answer: Any, metadata: dict) -> None:
     missing = [k for k in getattr(mod, "REQUIRED_METADATA", ()) if k not in metadata]
     if missing:
         raise SynLogicGroundTruthError(f"SynLogic task {task!r}: metadata lacks {missing} (has {sorted(metadata)})")
+    if getattr(mod, "NEEDS_QUESTION", False) and not isinstance(metadata.get("question"), str):
+        raise SynLogicGroundTruthError(f"SynLogic task {task!r}: the ground truth lacks the puzzle 'question'")
     if getattr(mod, "NEEDS_ANSWER", False) and (answer is None or str(answer).strip() == ""):
         raise SynLogicGroundTruthError(f"SynLogic task {task!r}: the gold answer is empty")
 
@@ -116,6 +129,8 @@ def parse_ground_truth(ground_truth: Any, data_source: str | None = None) -> tup
             raise SynLogicGroundTruthError("SynLogic 'metadata' is a string but not JSON") from None
     if not isinstance(meta, dict):
         raise SynLogicGroundTruthError(f"SynLogic 'metadata' must be an object, got {type(meta).__name__}")
+    if isinstance(gt.get("question"), str):
+        meta = {**meta, "question": gt["question"]}
     return normalize_task(task), gt.get("answer"), meta
 
 

@@ -8,6 +8,8 @@ Uses sympy through math-verify, so it runs under the caller's time bound (``USES
 
 from __future__ import annotations
 
+import math_verify.grader
+import math_verify.parser
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
 from math_verify import verify as mv_verify
 
@@ -15,6 +17,11 @@ from verl_focal.ood.synlogic._common import boxed
 
 NEEDS_ANSWER = True
 USES_SYMPY = True
+
+# math-verify warns once that its own timeouts are off; the caller's time bound replaces them
+for _mod in (math_verify.grader, math_verify.parser):
+    if hasattr(_mod, "TIMEOUT_WARNING_SHOWN"):
+        _mod.TIMEOUT_WARNING_SHOWN = True
 
 
 def verify(text: str, answer, metadata: dict) -> tuple[bool, str]:
