@@ -148,6 +148,12 @@ def test_task_correct_wrong_malformed_adversarial(case):
     assert S.score("<think>" + correct.replace("</think>", ""), g) == (0.0, "")
 
 
+def test_code_block_with_an_assignment_is_read():
+    g = gt("sudoku", None, {"original_sudoku": SUDOKU_GIVEN})
+    assert S.score(f"```python\nsolution = {SUDOKU}\n```", g)[0] == 1.0
+    assert S.score(f"```python\nsolution == {SUDOKU}\n```", g)[0] == 0.0
+
+
 def test_dyck_errors_valid_sequence_reads_minus_one():
     g = gt("dyck_language_errors", None, {"is_valid": True})
     assert S.score("-1", g)[0] == 1.0

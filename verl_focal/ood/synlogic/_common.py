@@ -56,12 +56,16 @@ def code_block(text: str, languages: tuple[str, ...] | None = ("python",)) -> st
     return None if found is None else found.strip()
 
 
+_ASSIGN = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)")
+
+
 def parse_literal(s: str | None) -> Any:
-    """``ast.literal_eval`` of ``s`` when it is short enough; None on any failure."""
+    """``ast.literal_eval`` of ``s`` (a leading ``name =`` is dropped) when it is short enough;
+    None on any failure."""
     if s is None or len(s) > MAX_LITERAL_CHARS:
         return None
     try:
-        return ast.literal_eval(s.strip())
+        return ast.literal_eval(_ASSIGN.sub("", s, count=1).strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
 
