@@ -129,3 +129,14 @@ def test_clear_errors_for_bad_files(tmp_path, capsys):
     assert cli_main(["prep-data", "eval", "--sets", "ifeval", "--source", f"ifeval={empty}",
                      "--out-dir", str(tmp_path)]) == 2
     assert "no rows left after stage 'well_formed'" in capsys.readouterr().err
+
+
+def test_synlogic_hf_layout_in_jsonl(tmp_path):
+    # extra_info as a JSON object (as `datasets` exports it), prompt as a chat list
+    src = _jsonl(tmp_path / "s.jsonl", _synlogic_rows()[:2])
+    assert cli_main(["prep-data", "eval", "--sets", "synlogic", "--source", f"synlogic={src}",
+                     "--out-dir", str(tmp_path)]) == 0
+    s = pd.read_parquet(tmp_path / "synlogic.parquet")
+    gold = json.loads(s["reward_model"][0]["ground_truth"])
+    assert gold["task"] == "sudoku" and gold["metadata"] == {"original_sudoku": SUDOKU}
+    assert s["extra_info"][0]["problem"] == "Solve this sudoku ..."
