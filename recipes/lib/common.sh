@@ -24,7 +24,9 @@
 #   TRAIN_FILES        training parquet                                  [$DATA_DIR/deepscaler/<model tag>.parquet]
 #   VAL_FILES          comma list of validation parquets                 [the six math sets in $DATA_DIR/eval]
 #   VAL_OOD            1: also validate on the OOD sets gpqa_diamond, ifeval, synlogic  [0: off; the files
-#                      are large and IFEval/SynLogic are scored on CPU; ignored when VAL_FILES is set]
+#                      are large and IFEval/SynLogic are scored on CPU; ignored when VAL_FILES is set;
+#                      some SynLogic prompts exceed 1024 tokens: raise MAX_PROMPT_LENGTH to what
+#                      `prep-data eval` reports, or verl drops/rejects them]
 #   STEPS_PER_EPOCH    steps per epoch (checkpoint + validation cadence) [rows of TRAIN_FILES // TRAIN_BATCH_SIZE,
 #                                                                         or PAPER_TRAIN_ROWS // TRAIN_BATCH_SIZE
 #                                                                         while the file is absent]
