@@ -49,6 +49,7 @@ from typing import Any
 import regex
 
 from verl_focal.grading import NumericPolicy, equivalent, gold_alternatives
+from verl_focal.ood import ood_kind
 
 logger = logging.getLogger(__name__)
 
@@ -365,6 +366,14 @@ def compute_score(
         raise ValueError(f"reward kwarg hard_timeout_s={hard_timeout_s!r} must be > 0 (seconds) or null")
     if not isinstance(solution_str, str):
         raise TypeError(f"solution_str must be str, got {type(solution_str).__name__}")
+    ood = ood_kind(data_source)
+    if ood is not None:  # IFEval / SynLogic: verl_focal/ood/ (same keys, same time bound)
+        from verl_focal.ood.runner import score_ood
+
+        out = score_ood(ood, data_source, solution_str, ground_truth, timeout_s=float(timeout_s), hard_timeout_s=hard)
+        if cue_set is not None:
+            out["cue_sig"] = _cue_signature(solution_str, cue_set)
+        return out
     policy = NumericPolicy(rel_tol=rel_tol, sig_figs=sig_figs) if equivalence_rules else None
     kind = answer_kind(data_source, extra_info)
     args = (kind, ground_truth, solution_str, bool(require_boxed), float(timeout_s), policy)
@@ -376,6 +385,16 @@ def compute_score(
     if cue_set is not None:
         out["cue_sig"] = _cue_signature(solution_str, cue_set)
     return out
+
+
+def warm_up(data_sources) -> None:
+    """One-time imports of the scorers these data sources need (IFEval's nltk/langdetect take
+    seconds), so that they do not count against a per-answer time limit; ``verl-focal eval
+    score`` calls it once per worker."""
+    from verl_focal.ood.runner import warm_up as _warm_ood
+
+    for kind in sorted({ood_kind(s) for s in data_sources} - {None}):
+        _warm_ood(kind)
 
 
 _CUE_VERSION: dict[str, str] = {}  # cue_set -> catalogue version, once validated in this process

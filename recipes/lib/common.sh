@@ -23,6 +23,10 @@
 #   DATA_DIR           where `verl-focal prep-data` wrote               [$VERL_FOCAL_DATA or ~/data/verl_focal]
 #   TRAIN_FILES        training parquet                                  [$DATA_DIR/deepscaler/<model tag>.parquet]
 #   VAL_FILES          comma list of validation parquets                 [the six math sets in $DATA_DIR/eval]
+#   VAL_OOD            1: also validate on the OOD sets gpqa_diamond, ifeval, synlogic  [0: off; the files
+#                      are large and IFEval/SynLogic are scored on CPU; ignored when VAL_FILES is set;
+#                      some SynLogic prompts exceed 1024 tokens: raise MAX_PROMPT_LENGTH to what
+#                      `prep-data eval` reports, or verl drops/rejects them]
 #   STEPS_PER_EPOCH    steps per epoch (checkpoint + validation cadence) [rows of TRAIN_FILES // TRAIN_BATCH_SIZE,
 #                                                                         or PAPER_TRAIN_ROWS // TRAIN_BATCH_SIZE
 #                                                                         while the file is absent]
@@ -43,6 +47,7 @@
 RECIPES_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PAPER_TRAIN_ROWS="${PAPER_TRAIN_ROWS:-39202}"
 MATH_VAL_SETS=(aime24 aime25 amc23 math500 minerva_math olympiadbench)
+OOD_VAL_SETS=(gpqa_diamond ifeval synlogic)
 
 _recipe_die() {
     echo "recipe ${RECIPE_NAME:-?}: error: $*" >&2
@@ -153,6 +158,11 @@ recipe_main() {
         local s
         VAL_FILES=""
         for s in "${MATH_VAL_SETS[@]}"; do VAL_FILES+="${VAL_FILES:+,}$DATA_DIR/eval/$s.parquet"; done
+        case "${VAL_OOD:-0}" in
+            0) ;;
+            1) for s in "${OOD_VAL_SETS[@]}"; do VAL_FILES+=",$DATA_DIR/eval/$s.parquet"; done ;;
+            *) _recipe_die "VAL_OOD=${VAL_OOD} must be 0 or 1" ;;
+        esac
     fi
     STEPS_PER_EPOCH="${STEPS_PER_EPOCH:-$(_steps_per_epoch)}"
     _is_uint "$STEPS_PER_EPOCH" && ((STEPS_PER_EPOCH > 0)) ||

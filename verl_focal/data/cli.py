@@ -6,6 +6,8 @@ Examples::
     verl-focal prep-data deepscaler --source deepscaler.json --tokenizer /models/Qwen2.5-7B
     verl-focal prep-data math-subset --source math_train.parquet --tokenizer /models/Qwen2.5-Math-7B
     verl-focal prep-data eval --source aime24=aime24.jsonl --sets aime24,math500 --tokenizer /models/Qwen2.5-7B
+    verl-focal prep-data eval --sets ifeval,synlogic --source ifeval=ifeval_input_data.jsonl \
+        --source synlogic=synlogic_easy/validation.parquet
 
 Output goes under ``$VERL_FOCAL_DATA`` (default ``~/data/verl_focal``), where the recipes look.
 """
@@ -80,12 +82,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     m.add_argument("--level-field", default="level")
     _common(m, tokenizer_required_hint=True)
 
-    e = sub.add_parser("eval", help="evaluation sets (AIME24/25, AMC23, MATH500, Minerva, OlympiadBench, GPQA-Diamond)")
+    e = sub.add_parser("eval", help="evaluation sets (AIME24/25, AMC23, MATH500, Minerva, OlympiadBench; OOD: "
+                                    "GPQA-Diamond, IFEval, SynLogic)")
     e.add_argument("--sets", type=_csv, default=None, help="comma list (default: all)")
     e.add_argument("--source", action="append", default=[], metavar="NAME=PATH",
                    help="read set NAME from a local file or another HF name instead of its default (repeatable)")
     e.add_argument("--out-dir", default=os.path.join(DEFAULT_DATA_DIR, "eval"))
     e.add_argument("--seed", type=int, default=0, help="seed of the GPQA option order")
+    e.add_argument("--ood-system-prompt", default=None,
+                   help="system prompt of the IFEval and SynLogic rows (default F-GRPO Table 9's "
+                        "\"You are a helpful assistant.\"; '' for no system turn)")
+    e.add_argument("--synlogic-skip-unverified", action="store_true",
+                   help="drop (and count) SynLogic rows of tasks that have no verifier instead of stopping")
     _common(e, tokenizer_required_hint=False)
 
 
@@ -109,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         prepare_training_set,
     )
     from verl_focal.data.records import DataPrepError
-    from verl_focal.data.schema import MATH_SYSTEM_PROMPT
+    from verl_focal.data.schema import MATH_SYSTEM_PROMPT, OOD_SYSTEM_PROMPT
 
     try:
         if args.dataset == "deepscaler":
@@ -151,7 +159,10 @@ def run(args: argparse.Namespace) -> int:
                 out = os.path.join(args.out_dir, f"{spec.name}.parquet")
                 stats = prepare_eval_set(spec, out_path=out, source=overrides.get(spec.name), tokenizer=tok,
                                          max_prompt_tokens=args.max_prompt_tokens, prompt_style=args.prompt_style,
-                                         template_kwargs=args.chat_template_kwargs, seed=args.seed)
+                                         template_kwargs=args.chat_template_kwargs, seed=args.seed,
+                                         ood_system_prompt=(OOD_SYSTEM_PROMPT if args.ood_system_prompt is None
+                                                            else args.ood_system_prompt),
+                                         synlogic_skip_unverified=args.synlogic_skip_unverified)
                 _print_stats(stats, out)
                 over = stats.get(f"prompts_over_{args.max_prompt_tokens}_tokens", 0)
                 if over:

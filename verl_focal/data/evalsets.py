@@ -1,4 +1,5 @@
-"""The evaluation sets of F-GRPO (in-domain math and GPQA-Diamond) and where to find them.
+"""The evaluation sets of F-GRPO (in-domain math; OOD GPQA-Diamond, IFEval, SynLogic) and where
+to find them.
 
 The Hugging Face names are defaults for machines with network access; every set can instead be
 read from a local file (``--source NAME=PATH``).  Field names are looked up in the listed order.
@@ -22,6 +23,7 @@ class EvalSpec:
     problem_fields: tuple[str, ...]
     answer_fields: tuple[str, ...]
     multiple_choice: bool = False
+    kind: str = "math"  # "math" | "choice" | "ifeval" | "synlogic": which row builder and scorer
 
 
 _P = ("problem", "question", "Problem", "Question")
@@ -38,10 +40,34 @@ EVAL_SETS: dict[str, EvalSpec] = {
         EvalSpec("olympiadbench", "math-ai/olympiadbench", None, "test", _P, _A),
         # gated on the hub: accept its terms there first
         EvalSpec("gpqa_diamond", "Idavidrein/gpqa", "gpqa_diamond", "train",
-                 ("Question", "question", "problem"), ("Correct Answer", "answer"), multiple_choice=True),
+                 ("Question", "question", "problem"), ("Correct Answer", "answer"), multiple_choice=True,
+                 kind="choice"),
+        # the 541 prompts; the answer is the instruction list (see IFEVAL_FIELDS)
+        EvalSpec("ifeval", "google/IFEval", None, "train", ("prompt",), ("instruction_id_list",), kind="ifeval"),
+        # SynLogic's validation split of the "easy" config (the 7B-scale data); see docs/eval.md
+        EvalSpec("synlogic", "MiniMaxAI/SynLogic", "easy", "validation", ("question", "problem", "prompt"),
+                 ("answer", "ground_truth"), kind="synlogic"),
     ]
 }
-MATH_EVAL_SETS = tuple(n for n, s in EVAL_SETS.items() if not s.multiple_choice)
+MATH_EVAL_SETS = tuple(n for n, s in EVAL_SETS.items() if s.kind == "math")
+OOD_EVAL_SETS = ("gpqa_diamond", "ifeval", "synlogic")  # F-GRPO Table 1's OOD columns
+
+# Field names (first present wins) of the OOD sets' source records.
+IFEVAL_FIELDS = {
+    "prompt": ("prompt", "instruction", "question"),
+    "instruction_id_list": ("instruction_id_list", "instruction_ids"),
+    "kwargs": ("kwargs", "instruction_kwargs"),
+    "key": ("key", "id"),
+}
+SYNLOGIC_FIELDS = {
+    # a JSON string of SynLogic's Data record {question, answer, difficulty, metadata}, top level
+    # or inside extra_info; when present it supplies question/answer/metadata
+    "game_data": ("game_data_str", "game_data"),
+    "task": ("data_source", "task", "task_name", "source"),
+    "question": ("question", "problem", "prompt"),
+    "answer": ("answer", "ground_truth", "solution"),
+    "metadata": ("metadata",),
+}
 
 GPQA_WRONG_FIELDS = ("Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
 LETTERS = "ABCDEFGHIJ"

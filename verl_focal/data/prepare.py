@@ -21,7 +21,7 @@ from verl_focal.data.filters import (
     prompt_token_count,
 )
 from verl_focal.data.records import DataPrepError, cell, load_records, resolve_column
-from verl_focal.data.schema import MATH_SYSTEM_PROMPT, MC_SYSTEM_PROMPT, chat_prompt, make_row
+from verl_focal.data.schema import MATH_SYSTEM_PROMPT, MC_SYSTEM_PROMPT, OOD_SYSTEM_PROMPT, chat_prompt, make_row
 from verl_focal.reward import last_boxed
 
 DEEPSCALER_HF = "agentica-org/DeepScaleR-Preview-Dataset"
@@ -172,16 +172,35 @@ def prepare_eval_set(
     prompt_style: str = "system",
     template_kwargs: dict | None = None,
     seed: int = 0,
+    ood_system_prompt: str = OOD_SYSTEM_PROMPT,
+    synlogic_skip_unverified: bool = False,
 ) -> dict[str, Any]:
     """One evaluation set in the training schema.  Nothing is dropped except malformed rows (the
-    benchmarks are used whole); with a tokenizer, prompts over ``max_prompt_tokens`` are counted
-    and reported so that ``data.max_prompt_length`` can be raised."""
+    benchmarks are used whole; SynLogic rows of tasks without a verifier only with
+    ``synlogic_skip_unverified``); with a tokenizer, prompts over ``max_prompt_tokens`` are
+    counted and reported so that ``data.max_prompt_length`` can be raised.  IFEval and SynLogic
+    use ``ood_system_prompt`` (F-GRPO Table 9: "You are a helpful assistant."; ``""`` for no
+    system turn) and keep the question's own format instructions
+    (:mod:`verl_focal.data.ood_rows`)."""
     src = source or spec.hf_name
     records = load_records(src, split=spec.hf_split, config=None if source else spec.hf_config)
     stats: dict[str, Any] = {"set": spec.name, "source": src, "loaded": len(records)}
     _require(len(records), "loaded", src)
-    pcol = resolve_column(records, spec.problem_fields, source=src, role="problem")
     rows: list[dict] = []
+    if spec.kind in ("ifeval", "synlogic"):
+        from verl_focal.data.ood_rows import ifeval_rows, synlogic_rows
+
+        if spec.kind == "ifeval":
+            rows, dropped = ifeval_rows(records, source=src, system_prompt=ood_system_prompt,
+                                        prompt_style=prompt_style)
+        else:
+            rows, dropped = synlogic_rows(records, source=src, system_prompt=ood_system_prompt,
+                                          prompt_style=prompt_style, skip_unverified=synlogic_skip_unverified)
+            stats["tasks"] = dict(sorted(Counter(json.loads(r["reward_model"]["ground_truth"])["task"]
+                                                 for r in rows).items()))
+        return _finish_eval_set(spec, rows, dropped, stats, src, out_path, tokenizer, max_prompt_tokens,
+                                template_kwargs)
+    pcol = resolve_column(records, spec.problem_fields, source=src, role="problem")
     if spec.multiple_choice:
         acol = resolve_column(records, spec.answer_fields, source=src, role="answer")
         for f in GPQA_WRONG_FIELDS:
@@ -207,6 +226,12 @@ def prepare_eval_set(
             rows.append(make_row(name=spec.name, split="test", index=len(rows), source_index=it.source_index,
                                  problem=it.problem, answer=it.answer,
                                  prompt=chat_prompt(it.problem, MATH_SYSTEM_PROMPT, prompt_style)))
+    return _finish_eval_set(spec, rows, dropped, stats, src, out_path, tokenizer, max_prompt_tokens, template_kwargs)
+
+
+def _finish_eval_set(spec: EvalSpec, rows: list[dict], dropped: Counter, stats: dict, src: str, out_path: str,
+                     tokenizer, max_prompt_tokens: int, template_kwargs: dict | None) -> dict[str, Any]:
+    """Count drops and long prompts, write the parquet and its stats."""
     stats["malformed_dropped"] = dict(sorted(dropped.items()))
     _require(len(rows), "well_formed", src)
     if tokenizer is not None:

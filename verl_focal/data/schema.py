@@ -5,9 +5,14 @@ and ``data.reward_fn_key=data_source``)::
 
     data_source:  "verl_focal/<set>"            # routed to verl_focal.reward.compute_score
     prompt:       [{"role": "system", ...}, {"role": "user", "content": problem}]
-    ability:      "math" | "science_mc"
+    ability:      "math" | "science_mc" | "instruction_following" | "logic"
     reward_model: {"style": "rule", "ground_truth": answer}
     extra_info:   {"split", "index", "source_index", "problem", "answer", "answer_type"}
+
+IFEval and SynLogic rows have the same columns and ``extra_info`` keys (verl concatenates the
+validation files, which needs one schema); their ``ground_truth`` is a JSON string (the
+instruction list and arguments; the task, answer and generator metadata): see
+``verl_focal/ood/``.
 
 ``extra_info["problem"]`` is the raw problem text (the user turn without any prompt decoration),
 which the Cue-GRPO judge partition and the evaluation reports read back.
@@ -25,6 +30,9 @@ MC_SYSTEM_PROMPT = (
     "Please reason step by step, and put the letter of the correct option "
     "(for example \\boxed{A}) within \\boxed{}."
 )
+# F-GRPO Table 9's system prompt for the OOD sets (IFEval, SynLogic), verbatim; the question
+# carries its own answer-format instructions.
+OOD_SYSTEM_PROMPT = "You are a helpful assistant."
 PROMPT_STYLES = ("system", "user-suffix")
 
 
@@ -41,8 +49,12 @@ def chat_prompt(problem: str, system_prompt: str, style: str = "system") -> list
     chat templates that ignore or reject system turns).
     """
     if style == "system":
+        if not system_prompt:
+            return [{"role": "user", "content": problem}]
         return [{"role": "system", "content": system_prompt}, {"role": "user", "content": problem}]
     if style == "user-suffix":
+        if not system_prompt:
+            return [{"role": "user", "content": problem}]
         return [{"role": "user", "content": f"{problem}\n\n{system_prompt}"}]
     raise ValueError(f"prompt style {style!r} is not one of {PROMPT_STYLES}")
 

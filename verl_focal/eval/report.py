@@ -31,6 +31,8 @@ from verl_focal.eval.metrics import auc_at_k, default_ks, paired_subsampling_tes
 from verl_focal.eval.records import ProblemCounts
 
 DEFAULT_OOD_PATTERNS = ("gpqa", "ifeval", "synlogic")
+# F-GRPO Table 1's "Avg OOD" is the mean over these three benchmarks (data_source short names).
+PAPER_OOD_BENCHMARKS = ("gpqa_diamond", "ifeval", "synlogic")
 AUC_KS = (64, 128, 256)
 
 
@@ -228,8 +230,25 @@ def render_table(report: Report) -> str:
         foot.append(f"† p < {report.alpha} vs {report.baseline} (paired m-out-of-n subsampling, m = "
                     f"{'/'.join(map(str, ms)) or '-'}, {report.significance[0].iterations if report.significance else 0} "
                     f"iterations; tested for k <= m).")
+    foot += average_notes(report)
     foot += report.notes
     return "\n".join(lines + [""] + foot) + "\n"
+
+
+def average_notes(report: Report) -> list[str]:
+    """Which benchmarks each average covers; a warning when the OOD average lacks one of F-GRPO
+    Table 1's three OOD benchmarks (GPQA-Diamond, IFEval, SynLogic), since it is then not the
+    paper's "Avg OOD"."""
+    notes = []
+    for d in sorted({report.domain(b) for b in report.benchmarks}, key=lambda d: d != "in-domain"):
+        members = [b for b in report.benchmarks if report.domain(b) == d]
+        notes.append(f"avg {d}: unweighted mean over {', '.join(members)}.")
+        if d == "ood":
+            missing = [b for b in PAPER_OOD_BENCHMARKS if b not in members]
+            if missing:
+                notes.append(f"avg ood lacks {', '.join(missing)}: F-GRPO Table 1 averages "
+                             f"{', '.join(PAPER_OOD_BENCHMARKS)}, so this is not its Avg OOD.")
+    return notes
 
 
 def write_csv(report: Report, path: Path) -> None:

@@ -51,9 +51,12 @@ def load_scorer(path: str) -> Callable:
     return fn
 
 
-def _init_worker(scorer_path: str, timeout_s: float) -> None:
+def _init_worker(scorer_path: str, timeout_s: float, data_sources: tuple = ()) -> None:
     global _SCORER, _PASS_TIMEOUT, _TIMEOUT_S
     _SCORER = load_scorer(scorer_path)
+    warm = getattr(inspect.getmodule(_SCORER), "warm_up", None)
+    if callable(warm):  # one-time imports, outside the per-answer time limit
+        warm(data_sources)
     try:
         params = inspect.signature(_SCORER).parameters
         _PASS_TIMEOUT = "timeout_s" in params
@@ -114,14 +117,16 @@ def score_records(
     items = [(r.get("data_source"), r.get("response"), r.get("ground_truth"), r.get("extra_info")) for r in records]
     from tqdm import tqdm
 
+    sources = tuple(sorted({str(it[0]) for it in items}))
+
     if workers and workers > 0:
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                                    initargs=(scorer, timeout_s)) as pool:
+                                    initargs=(scorer, timeout_s, sources)) as pool:
             results = list(tqdm(pool.map(_score_one, items, chunksize=max(1, chunksize)), total=len(items),
                                 disable=not progress, desc="score", unit="answer"))
     else:
-        _init_worker(scorer, timeout_s)
+        _init_worker(scorer, timeout_s, sources)
         results = [_score_one(it) for it in tqdm(items, disable=not progress, desc="score", unit="answer")]
     statuses: Counter = Counter()
     for rec, (score, acc, pred, status) in zip(records, results):

@@ -1,0 +1,149 @@
+"""Run an IFEval / SynLogic check under a time bound and return verl's reward dict.
+
+Same contract as the math path of :func:`verl_focal.reward.compute_score`: a binary reward
+``score == acc`` in {0, 1}, ``pred`` (a short string), ``verify_timeout`` (1.0 when the bound
+cut the check short; the response then scores 0).
+
+Time bound.  In the main thread the check runs under one ``setitimer`` alarm of ``timeout_s``.
+In other threads (verl's reward loop) no alarm can be set: the IFEval checkers and the pure
+SynLogic verifiers read bounded input (a capped answer text, capped literals) and so finish in
+bounded time; the SynLogic tasks that call sympy (``USES_SYMPY``, via math-verify) go to a
+one-process spawn pool, where the alarm works, and the caller waits at most
+``hard_timeout_s`` before killing the worker.
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures as cf
+import logging
+import multiprocessing
+import signal
+import threading
+import time
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+class _Deadline(BaseException):
+    """Raised by our SIGALRM handler (a BaseException: broad ``except Exception`` cannot eat it)."""
+
+
+def _check(kind: str, data_source: str, solution_str: str, ground_truth: Any) -> tuple[float, str]:
+    if kind == "ifeval":
+        from verl_focal.ood import ifeval
+
+        return ifeval.score(solution_str, ground_truth)
+    from verl_focal.ood import synlogic
+
+    return synlogic.score(solution_str, ground_truth, data_source)
+
+
+def warm_up(kind: str, data_source: str | None = None, ground_truth: Any = None) -> None:
+    """Pay the one-time imports (nltk, langdetect, if-verifiable: seconds; sympy for the SynLogic
+    ``operation`` task) outside any per-answer time bound."""
+    if kind == "ifeval":
+        from verl_focal.ood import ifeval
+
+        ifeval.instruction_registry()
+        ifeval.english_sentence_tokenizer()
+    elif kind == "synlogic":
+        from verl_focal.ood import synlogic
+
+        if ground_truth is None:  # all tasks
+            for task in synlogic.TASK_MODULES:
+                synlogic.verifier_module(task)
+            return
+        task, _, _ = synlogic.parse_ground_truth(ground_truth, data_source)
+        synlogic.verifier_module(task)
+
+
+def _under_alarm(kind: str, data_source: str, solution_str: str, ground_truth: Any,
+                 timeout_s: float) -> tuple[float, str, float]:
+    """(acc, pred, timed_out); must run in its process's main thread.  Imports happen before the
+    alarm starts (:func:`warm_up`), so a cold process does not spend its bound on them."""
+    warm_up(kind, data_source, ground_truth)
+
+    def _on_alarm(signum, frame):  # noqa: ARG001
+        raise _Deadline()
+
+    old_handler = signal.signal(signal.SIGALRM, _on_alarm)
+    t0 = time.monotonic()
+    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        acc, pred = _check(kind, data_source, solution_str, ground_truth)
+        return acc, pred, 0.0
+    except _Deadline:
+        return 0.0, "", 1.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler)
+        if old_delay > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(old_delay - (time.monotonic() - t0), 1e-3), old_interval)
+
+
+_pool: cf.ProcessPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _get_pool() -> cf.ProcessPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = cf.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return _pool
+
+
+def _discard_pool(pool: cf.ProcessPoolExecutor) -> None:
+    global _pool
+    with _pool_lock:
+        if _pool is pool:
+            _pool = None
+    for proc in list(getattr(pool, "_processes", {}).values()):
+        try:
+            proc.kill()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+@atexit.register
+def _shutdown_pool() -> None:
+    """Stop the worker before the interpreter tears modules down (avoids noise at exit)."""
+    global _pool
+    with _pool_lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _needs_process(kind: str, data_source: str, ground_truth: Any) -> bool:
+    if kind != "synlogic":
+        return False
+    from verl_focal.ood import synlogic
+
+    task, _, _ = synlogic.parse_ground_truth(ground_truth, data_source)
+    return bool(getattr(synlogic.verifier_module(task), "USES_SYMPY", False))
+
+
+def score_ood(kind: str, data_source: str, solution_str: str, ground_truth: Any, *,
+              timeout_s: float, hard_timeout_s: float) -> dict:
+    """``{"score", "acc", "pred", "verify_timeout"}`` for an IFEval (``kind="ifeval"``) or
+    SynLogic (``"synlogic"``) response.  A malformed ground truth raises (it is a data
+    preparation error, which ``verl-focal prep-data`` rules out)."""
+    args = (kind, data_source, solution_str, ground_truth, float(timeout_s))
+    if threading.current_thread() is threading.main_thread():
+        acc, pred, timed_out = _under_alarm(*args)
+    elif not _needs_process(kind, data_source, ground_truth):
+        acc, pred = _check(kind, data_source, solution_str, ground_truth)
+        timed_out = 0.0
+    else:
+        pool = _get_pool()
+        try:
+            acc, pred, timed_out = pool.submit(_under_alarm, *args).result(timeout=hard_timeout_s)
+        except (cf.TimeoutError, cf.BrokenExecutor):
+            logger.warning("verl_focal.ood: a verifier worker exceeded %.1fs or died; restarting it", hard_timeout_s)
+            _discard_pool(pool)
+            acc, pred, timed_out = 0.0, "", 1.0
+    return {"score": float(acc), "acc": float(acc), "pred": str(pred), "verify_timeout": float(timed_out)}

@@ -1,0 +1,36 @@
+r"""SynLogic ``dyck_language_reasoning_errors``: which numbered thoughts of a bracket-matching
+trace are wrong?
+
+Answer: the answer text (or its last ``\boxed{}``) is either a comma-separated list of thought
+numbers (``3, 7``; full-width commas accepted) or, for a trace without errors, a plain "no
+error(s)" / "no mistakes" / "all correct" / "none" / "无错误" / "无问题" (or nothing but that).
+Correct when the set of numbers equals ``metadata["error_indices"]`` (empty for "no error").
+Hedges ("unclear", "不确定") fail.
+"""
+
+from __future__ import annotations
+
+import re
+
+from verl_focal.ood.synlogic._common import boxed
+
+REQUIRED_METADATA = ("error_indices",)
+_LIST = re.compile(r"\d+(?:\s*[,，]\s*\d+)*")
+_NONE = {"no", "none", "no error", "no errors", "no mistakes", "all correct", "无错误", "无问题"}
+
+
+def read(text: str) -> set[int] | None:
+    b = boxed(text)
+    s = (b if b is not None else text).strip().rstrip(".。").strip()
+    if s.lower() in _NONE:
+        return set()
+    if _LIST.fullmatch(s):
+        return {int(x) for x in re.findall(r"\d+", s)}
+    return None
+
+
+def verify(text: str, answer, metadata: dict) -> tuple[bool, str]:
+    got = read(text)
+    if got is None:
+        return False, ""
+    return got == {int(i) for i in metadata["error_indices"]}, ",".join(map(str, sorted(got)))
