@@ -24,11 +24,24 @@ def test_our_keys_need_no_plus_and_verl_keys_still_compose(composed_config):
     assert cfg.actor_rollout_ref.rollout.n == 16
 
 
-def test_unknown_key_rejected_by_struct_mode(composed_config):
-    from hydra.errors import ConfigCompositionException
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("algorithm.focal.gama=1.0", r"^unknown key algorithm.focal.gama \(did you mean 'gamma'\?\); valid keys under algorithm.focal: \["),
+        ("algorithm.cue.aplha=1.0", r"^unknown key algorithm.cue.aplha \(did you mean 'alpha'\?\)"),
+        ("algorithm.cue.judge.modle=x", r"^unknown key algorithm.cue.judge.modle \(did you mean 'model'\?\)"),
+        ("+algorithm.focal.gama=1.0", r"^unknown key\(s\) algorithm.focal.gama \(did you mean 'gamma'\?\)"),
+        ("trainer.total_epoch=3", r"^unknown key trainer.total_epoch \(did you mean 'total_epochs'\?\); to add a new key to verl's config write \+trainer.total_epoch=3"),
+    ],
+)
+def test_unknown_key_gets_did_you_mean_not_hydras_plus_advice(composed_config, override, message):
+    """Struct mode rejects the key; under our namespaces the advice is the right name, never "use +"."""
+    from verl_focal.config.errors import ConfigError
+    from verl_focal.main_ppo import validate_all
 
-    with pytest.raises(ConfigCompositionException, match="gama"):
-        composed_config(["algorithm.focal.gama=1.0"])
+    with pytest.raises(ConfigError, match=message) as info:
+        validate_all(composed_config([override]))  # "+key" composes, and our schema refuses it
+    assert "use +" not in str(info.value) and "\n" not in str(info.value)
 
 
 def _compose_stock(overrides):

@@ -66,6 +66,9 @@ class FocalHookMixin:
     _focal_base_mode: str = "sync"
 
     def __init__(self, config, *args: Any, **kwargs: Any) -> None:
+        from verl_focal.integration.preflight import validate_start
+
+        validate_start(config)  # stock main_ppo with a focal_* mode: refuse a bad config before workers start
         # The trap (verl-0.9.md): the base class branches on trainer_mode == "sync".
         with open_dict(config):
             config.trainer.v1.trainer_mode = self._focal_base_mode
