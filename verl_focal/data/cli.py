@@ -17,6 +17,8 @@ import json
 import os
 import sys
 
+from verl_focal.config.errors import InputError
+
 DEFAULT_DATA_DIR = os.path.expanduser(os.environ.get("VERL_FOCAL_DATA", "~/data/verl_focal"))
 
 
@@ -159,6 +161,10 @@ def run(args: argparse.Namespace) -> int:
                           f"data.max_prompt_length to {stats['longest_prompt_tokens']} or they fail at validation",
                           file=sys.stderr)
     except DataPrepError as e:
-        print(f"verl-focal prep-data: error: {e}", file=sys.stderr)
-        return 2
+        raise InputError(str(e)) from e
+    except json.JSONDecodeError as e:  # a .json file that is not JSON (a .jsonl one gets DataPrepError)
+        src = getattr(args, "source", None) or "the input file"
+        raise InputError(f"{src}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); fix the file") from None
+    except OSError as e:  # a tokenizer or source that cannot be read
+        raise InputError(f"{getattr(e, 'filename', None) or args.tokenizer or ''}: {e.strerror or e}".lstrip(": ")) from None
     return 0
