@@ -40,8 +40,15 @@ def _versions() -> str:
     return f"verl-focal {v('verl-focal')} (verl {v('verl')}, torch {v('torch')}, ray {v('ray')})"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line (the full usage stays under -h)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+
+
 def _top_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="verl-focal",
         description="Focal and rarity-aware advantage estimators for verl.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -69,7 +76,7 @@ def build_parser(name: str) -> argparse.ArgumentParser:
     """The parser of sub-command ``name`` (imports its module)."""
     module_path, help_line = COMMANDS[name]
     module = importlib.import_module(module_path)
-    sub = argparse.ArgumentParser(prog=f"verl-focal {name}", description=help_line,
+    sub = _Parser(prog=f"verl-focal {name}", description=help_line,
                                   epilog="--debug (or VERL_FOCAL_DEBUG=1) shows the traceback of a user error")
     module.add_arguments(sub)
     _describe_nested(sub)
@@ -104,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         return report_user_error(prog, e, debug=debug)
     except SystemExit as e:  # a module's `raise SystemExit("message")` is a user error too
         if isinstance(e.code, str):
-            return report_user_error(prog, UserError(e.code.removeprefix(prog + ": ")), debug=debug)
+            err = UserError(e.code.removeprefix(prog + ": ").removeprefix(f"verl-focal {name}: "))
+            return report_user_error(prog, err.with_traceback(e.__traceback__), debug=debug)
         raise
 
 

@@ -89,7 +89,14 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
         msg = str(e)
         m = re.search(r"Could not override '([^']+)'", msg)
         if m and "not in struct" in str(e.__cause__ or ""):
-            key = m.group(1)
+            full = re.search(r"full_key: (\S+)", str(e.__cause__))
+            key = full.group(1) if full else m.group(1)
+            if key.startswith("algorithm.cue.partitioner_kwargs."):
+                leaf = key.rsplit(".", 1)[1]
+                raise ConfigError(
+                    f"algorithm.cue.partitioner_kwargs takes free keys, added one by one with +: "
+                    f"write +algorithm.cue.partitioner_kwargs.{leaf}=VALUE"
+                ) from e
             value = next((o.split("=", 1)[1] for o in overrides or [] if o.split("=", 1)[0].lstrip("+~") == key and "=" in o), None)
             raise _unknown_key_error(key, value, config_name) from e
         lines = [ln for ln in msg.splitlines() if ln.strip() and not ln.startswith("See https")]

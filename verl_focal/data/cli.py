@@ -58,10 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     d.add_argument("--source", default=None,
                    help="local .json/.jsonl/.parquet with problem/answer fields, or a HF dataset name "
                         "(default agentica-org/DeepScaleR-Preview-Dataset)")
-    d.add_argument("--split", default="train")
-    d.add_argument("--out", default=os.path.join(DEFAULT_DATA_DIR, "deepscaler", "train.parquet"))
-    d.add_argument("--problem-field", default="problem")
-    d.add_argument("--answer-field", default="answer")
+    d.add_argument("--split", default="train", help="split of a HF dataset (default train)")
+    d.add_argument("--out", default=os.path.join(DEFAULT_DATA_DIR, "deepscaler", "train.parquet"),
+                   help="parquet file to write (default under $VERL_FOCAL_DATA)")
+    d.add_argument("--problem-field", default="problem", help="field holding the problem text (default problem)")
+    d.add_argument("--answer-field", default="answer", help="field holding the reference answer (default answer)")
     d.add_argument("--system-prompt", default=None, help="override the paper's system prompt")
     d.add_argument("--collapse-duplicates", action="store_true",
                    help="also keep only the first copy of problems repeated with agreeing answers "
@@ -72,21 +73,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     m.add_argument("--source", default=None,
                    help="local file or HF name of the MATH training split with problem/level and answer or "
                         "solution fields (default DigitalLearningGmbH/MATH-lighteval)")
-    m.add_argument("--split", default="train")
-    m.add_argument("--out", default=os.path.join(DEFAULT_DATA_DIR, "math_l3to5", "train.parquet"))
+    m.add_argument("--split", default="train", help="split of a HF dataset (default train)")
+    m.add_argument("--out", default=os.path.join(DEFAULT_DATA_DIR, "math_l3to5", "train.parquet"),
+                   help="parquet file to write (default under $VERL_FOCAL_DATA)")
     m.add_argument("--levels", type=_csv, default=["3", "4", "5"], help="comma list (default 3,4,5)")
     m.add_argument("--sample", type=int, default=1000, help="rows to keep (default 1000, the paper's)")
     m.add_argument("--seed", type=int, default=0, help="seed of the sample")
-    m.add_argument("--problem-field", default="problem")
-    m.add_argument("--answer-field", default="answer")
-    m.add_argument("--level-field", default="level")
+    m.add_argument("--problem-field", default="problem", help="field holding the problem text (default problem)")
+    m.add_argument("--answer-field", default="answer",
+                   help="field holding the answer; without it the \\boxed{} answer of `solution` is used (default answer)")
+    m.add_argument("--level-field", default="level", help="field holding the difficulty level (default level)")
     _common(m, tokenizer_required_hint=True)
 
     e = sub.add_parser("eval", help="evaluation sets (AIME24/25, AMC23, MATH500, Minerva, OlympiadBench, GPQA-Diamond)")
     e.add_argument("--sets", type=_csv, default=None, help="comma list (default: all)")
     e.add_argument("--source", action="append", default=[], metavar="NAME=PATH",
                    help="read set NAME from a local file or another HF name instead of its default (repeatable)")
-    e.add_argument("--out-dir", default=os.path.join(DEFAULT_DATA_DIR, "eval"))
+    e.add_argument("--out-dir", default=os.path.join(DEFAULT_DATA_DIR, "eval"),
+                   help="folder for <set>.parquet files (default under $VERL_FOCAL_DATA)")
     e.add_argument("--seed", type=int, default=0, help="seed of the GPQA option order")
     _common(e, tokenizer_required_hint=False)
 
