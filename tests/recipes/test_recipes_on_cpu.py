@@ -334,19 +334,22 @@ def test_reward_function_loads_through_verl():
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_estimator_is_registered(name):
+    """The recipe's estimator resolves in verl's registry, and for our names to our own function."""
     from verl.trainer.ppo.core_algos import get_adv_estimator_fn
 
-    from verl_focal.integration.registration import register_all
+    from verl_focal.integration.registration import alias, get_spec, register_all
 
-    register_all()
+    ours = register_all()
     script, env = CASES[name]
     est = get(compose(script, **env), "algorithm.adv_estimator")
-    try:
-        get_adv_estimator_fn(est)
-    except ValueError:
-        if est.startswith("cue") or est.startswith("f_cue"):
-            pytest.skip(f"estimator {est!r} comes with the Cue-GRPO helper's module, not on this branch yet")
-        raise
+    fn = get_adv_estimator_fn(est)
+    if est in ours:
+        spec = get_spec(est)
+        assert spec is not None and fn is spec.fn
+        assert fn.__module__.startswith("verl_focal.integration.estimators_")
+        assert get_adv_estimator_fn(alias(est)) is fn  # the namespaced alias is the same function
+    else:
+        assert get_spec(est) is None and not fn.__module__.startswith("verl_focal")
 
 
 def test_user_overrides_win_and_flags_anywhere():
