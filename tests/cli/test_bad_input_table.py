@@ -199,14 +199,28 @@ def _py(*args, env=None):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=600, env=e)
 
 
-def test_main_ppo_dry_run_and_run_refuse_in_one_line():
-    """The real entry point, both paths: --dry-run and a real run refused before Hydra/Ray start."""
-    for extra in (["--dry-run"], []):
-        proc = _py("-m", "verl_focal.main_ppo", *extra, "algorithm.adv_estimator=cue_grpo",
-                   "algorithm.cue.partitioner=strategy_cues")
-        assert proc.returncode == 2, proc.stderr[-3000:]
-        assert "Traceback" not in proc.stderr
-        assert "did you mean 'strategy_cue'" in proc.stderr
-        assert "engine is not available" not in proc.stderr  # quiet start-up
-    proc = _py("-m", "verl_focal.main_ppo", "--dry-run", "algorithm.focal.gama=1")
-    assert proc.returncode == 2 and "did you mean 'gamma'" in proc.stderr and "use +" not in proc.stderr
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["algorithm.adv_estimator=cue_grpo", "algorithm.cue.partitioner=strategy_cues"], "did you mean 'strategy_cue'"),
+        (["algorithm.focal.gama=1"], "did you mean 'gamma'"),
+        (["algorithm.adv_estimator=f_grpoo"], "did you mean 'f_grpo'"),
+        (["algorithm.focal.gamma"], "algorithm.focal.gamma"),  # not key=value
+    ],
+)
+def test_main_ppo_dry_run_refuses_in_one_line(argv, needle, capsys):
+    from verl_focal.main_ppo import main as main_ppo
+
+    with pytest.raises(SystemExit) as info:
+        main_ppo(["--dry-run", *argv])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and needle in err and "Traceback" not in err and "use +" not in err
+
+
+def test_main_ppo_real_run_refuses_before_ray_in_one_line():
+    """The real entry point in a fresh process, without --dry-run: refused by our check, Ray never starts."""
+    proc = _py("-m", "verl_focal.main_ppo", "algorithm.adv_estimator=cue_grpo", "algorithm.cue.partitioner=strategy_cues")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "did you mean 'strategy_cue'" in proc.stderr
+    assert "engine is not available" not in proc.stderr  # quiet start-up
+    assert "Started a local Ray instance" not in proc.stderr + proc.stdout
