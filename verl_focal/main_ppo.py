@@ -64,7 +64,9 @@ def _unknown_key_error(key: str, value: str | None, config_name: str) -> Excepti
     except Exception:  # noqa: BLE001 - only for the hint
         pass
     add = f"+{key}={value}" if value is not None else f"+{key}=VALUE"
-    return ConfigError(f"unknown key {key}{did_you_mean(leaf, siblings)}; to add a new key to verl's config write {add}")
+    return ConfigError(
+        f"unknown key {key}{did_you_mean(leaf, siblings)}; to add a new key to verl's config write {add}"
+    )
 
 
 def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG_NAME) -> DictConfig:
@@ -97,7 +99,10 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
                     f"algorithm.cue.partitioner_kwargs takes free keys, added one by one with +: "
                     f"write +algorithm.cue.partitioner_kwargs.{leaf}=VALUE"
                 ) from e
-            value = next((o.split("=", 1)[1] for o in overrides or [] if o.split("=", 1)[0].lstrip("+~") == key and "=" in o), None)
+            value = next(
+                (o.split("=", 1)[1] for o in overrides or [] if "=" in o and o.split("=", 1)[0].lstrip("+~") == key),
+                None,
+            )
             raise _unknown_key_error(key, value, config_name) from e
         lines = [ln for ln in msg.splitlines() if ln.strip() and not ln.startswith("See https")]
         cause = str(e.__cause__).splitlines()[0] if e.__cause__ is not None and str(e.__cause__) else ""
@@ -120,10 +125,9 @@ def _one_line(e: BaseException) -> str:
 
 def validate_all(config: DictConfig) -> dict:
     """Our start-up checks + verl's own ``validate_config``; raises ConfigError naming the key and the fix."""
+    from hydra.errors import HydraException
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
-
-    from hydra.errors import HydraException
 
     from verl_focal.config.errors import ConfigError
     from verl_focal.integration.compat import require_contract
@@ -132,7 +136,9 @@ def validate_all(config: DictConfig) -> dict:
     require_contract(full=True)
     sections = validate_start(config)
     try:
-        validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+        validate_config(
+            config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config)
+        )
     except (AssertionError, ValueError, TypeError, KeyError, HydraException) as e:  # verl's own config checks
         raise ConfigError(f"verl's config check: {_one_line(e)}") from e
     return sections
@@ -158,7 +164,7 @@ def _hydra_main(config: DictConfig) -> None:
     try:
         run(config)
     except UserError as e:  # Hydra would print a traceback; a user error gets its one line
-        raise SystemExit(report_user_error(PROG, e, debug=_DEBUG))
+        raise SystemExit(report_user_error(PROG, e, debug=_DEBUG)) from None
 
 
 PROG = "python -m verl_focal.main_ppo"

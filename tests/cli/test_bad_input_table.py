@@ -53,20 +53,29 @@ DEAD_URL = _closed_port_url()
 # (argv with {d} for the temp folder, substrings the message must contain)
 CASES = [
     # check: config mistakes, each refused before anything starts
-    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpoo"], ["'f_grpoo'", "did you mean 'f_grpo'", "verl_focal.f_grpo", "grpo_passk"]),
-    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=strategy_cues"], ["'strategy_cues'", "did you mean 'strategy_cue'"]),
-    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=nosuchpkg.mod:Foo"], ["nosuchpkg.mod:Foo", "no module named 'nosuchpkg'"]),
-    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=json:JSONDecoder"], ["json:JSONDecoder", "is not a Partitioner"]),
-    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=verl_focal.partition.controls:SinglePartitionr"], ["has no attribute 'SinglePartitionr'", "did you mean 'SinglePartitioner'"]),
-    (["check", "--skip-probe", *CUE, "algorithm.cue.epsilon=0"], ["algorithm.cue.epsilon must be > 0", "set algorithm.cue.epsilon=0.5"]),
-    (["check", "--skip-probe", *CUE, "algorithm.cue.floor=0"], ["algorithm.cue.floor must be > 0", "set algorithm.cue.floor=1.05"]),
-    (["check", "--skip-probe", *OK, "algorithm.cue.alpha=-2.0"], ["algorithm.cue.alpha must be >= 0.0, got -2.0; set algorithm.cue.alpha=0.8 (default)"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpoo"],
+     ["'f_grpoo'", "did you mean 'f_grpo'", "verl_focal.f_grpo", "grpo_passk"]),
+    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=strategy_cues"],
+     ["'strategy_cues'", "did you mean 'strategy_cue'"]),
+    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=nosuchpkg.mod:Foo"],
+     ["nosuchpkg.mod:Foo", "no module named 'nosuchpkg'"]),
+    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=json:JSONDecoder"],
+     ["json:JSONDecoder", "is not a Partitioner"]),
+    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=verl_focal.partition.controls:SinglePartitionr"],
+     ["has no attribute 'SinglePartitionr'", "did you mean 'SinglePartitioner'"]),
+    (["check", "--skip-probe", *CUE, "algorithm.cue.epsilon=0"],
+     ["algorithm.cue.epsilon must be > 0", "set algorithm.cue.epsilon=0.5"]),
+    (["check", "--skip-probe", *CUE, "algorithm.cue.floor=0"],
+     ["algorithm.cue.floor must be > 0", "set algorithm.cue.floor=1.05"]),
+    (["check", "--skip-probe", *OK, "algorithm.cue.alpha=-2.0"],
+     ["algorithm.cue.alpha must be >= 0.0, got -2.0; set algorithm.cue.alpha=0.8 (default)"]),
     (["check", "--skip-probe", *OK, "algorithm.focal.gama=1"], ["algorithm.focal.gama", "did you mean 'gamma'"]),
     (["check", "--skip-probe", *OK, "+algorithm.focal.gama=1"], ["algorithm.focal.gama", "did you mean 'gamma'"]),
     (["check", "--skip-probe", *OK, "algorithm.focal.base=drgrpoo"], ["'drgrpoo'", "did you mean 'drgrpo'"]),
     (["check", "--skip-probe", *CUE, "algorithm.cue.floor_mode=additve"], ["'additve'", "did you mean 'additive'"]),
     (["check", "--skip-probe", *CUE, "algorithm.cue.cue_set=math_v2"], ["'math_v2'", "did you mean 'math_v1'"]),
-    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner_kwargs={nosuch: 1}"], ["+algorithm.cue.partitioner_kwargs.nosuch=VALUE"]),
+    (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner_kwargs={nosuch: 1}"],
+     ["+algorithm.cue.partitioner_kwargs.nosuch=VALUE"]),
     (["check", "--skip-probe", *CUE, "+algorithm.cue.partitioner_kwargs.nosuch=1"], ["partitioner_kwargs", "nosuch"]),
     (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=verl_focal.partition.controls:SinglePartitioner",
       "+algorithm.cue.partitioner_kwargs.nosuch=1"], ["partitioner_kwargs", "nosuch"]),
@@ -82,7 +91,8 @@ CASES = [
     (["agreement", "{d}/nope.jsonl", "--model", "m"], ["nope.jsonl"]),
     (["agreement", "{d}/bad.jsonl", "--model", "m"], ["bad.jsonl:1"]),
     (["agreement", "{d}/groups.jsonl", "--model", "m", "--base-url", DEAD_URL], [DEAD_URL, "unreachable"]),
-    (["agreement", "{d}/groups.jsonl", "--model", "m", "--against", "strategy_cues"], ["'strategy_cues'", "did you mean 'strategy_cue'"]),
+    (["agreement", "{d}/groups.jsonl", "--model", "m", "--against", "strategy_cues"],
+     ["'strategy_cues'", "did you mean 'strategy_cue'"]),
     # sim
     (["sim", "--n-actions", "10", "--n-correct", "20", "--no-progress"], ["n_correct"]),
     (["sim", "--n-grid", "x..y", "--no-progress"], ["x..y"]),
@@ -93,20 +103,28 @@ CASES = [
     (["tail-miss", "--mu", "0.5", "--rho", "2"], ["--rho 2"]),
     (["tail-miss", "--mu", "0.5"], ["--tau", "--rho"]),
     # prep-data
-    (["prep-data", "deepscaler", "--source", "{d}/bad.json", "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"], ["bad.json", "not valid JSON", "line 2"]),
-    (["prep-data", "deepscaler", "--source", "{d}/none.json", "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"], ["none.json", "does not exist"]),
-    (["prep-data", "math-subset", "--source", "{d}/bad.json", "--levels", "x", "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"], ["--levels x"]),
+    (["prep-data", "deepscaler", "--source", "{d}/bad.json", "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"],
+     ["bad.json", "not valid JSON", "line 2"]),
+    (["prep-data", "deepscaler", "--source", "{d}/none.json", "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"],
+     ["none.json", "does not exist"]),
+    (["prep-data", "math-subset", "--source", "{d}/bad.json", "--levels", "x",
+     "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"],
+     ["--levels x"]),
     (["prep-data", "eval", "--sets", "aime2024", "--max-prompt-tokens", "0"], ["aime2024"]),
     # eval
     (["eval", "score", "--runs", "{d}/empty", "--out", "{d}/o"], ["--runs", "empty", "holds no"]),
     (["eval", "score", "--runs", "{d}/nope", "--out", "{d}/o"], ["--runs", "nope", "no such folder"]),
-    (["eval", "score", "--runs", "{d}/runs", "--baseline", "grpp", "--out", "{d}/o"], ["--baseline 'grpp'", "did you mean 'grpo'"]),
+    (["eval", "score", "--runs", "{d}/runs", "--baseline", "grpp", "--out", "{d}/o"],
+     ["--baseline 'grpp'", "did you mean 'grpo'"]),
     (["eval", "report", "--run", "noequals", "--out", "{d}/o"], ["--run 'noequals'", "NAME=PATH"]),
-    (["eval", "generate", "--data", "{d}/nope.parquet", "--model", "{d}/model", "--out", "{d}/g.jsonl"], ["--data", "nope.parquet", "no such file"]),
-    (["eval", "generate", "--data", "{d}/bad.json", "--model", "/no/such/model", "--out", "{d}/g.jsonl"], ["--model /no/such/model", "no such folder"]),
+    (["eval", "generate", "--data", "{d}/nope.parquet", "--model", "{d}/model", "--out", "{d}/g.jsonl"],
+     ["--data", "nope.parquet", "no such file"]),
+    (["eval", "generate", "--data", "{d}/bad.json", "--model", "/no/such/model", "--out", "{d}/g.jsonl"],
+     ["--model /no/such/model", "no such folder"]),
     (["eval", "generate", "--data", "{d}/bad.json", "--model", "{d}/model", "--out", "{d}/g.jsonl"], ["config.json"]),
     (["eval", "rare-nll", "--rare-set", "{d}/nope.jsonl", "--model", "{d}/model"], ["--rare-set", "nope.jsonl"]),
-    (["eval", "rare-set", "--generations", "{d}/nope.jsonl", "--model", "/no/such/model", "--out", "{d}/r.jsonl"], ["--model /no/such/model"]),
+    (["eval", "rare-set", "--generations", "{d}/nope.jsonl", "--model", "/no/such/model", "--out", "{d}/r.jsonl"],
+     ["--model /no/such/model"]),
     # the top level
     (["no-such-command"], ["no-such-command"]),
 ]
@@ -202,7 +220,8 @@ def _py(*args, env=None):
 @pytest.mark.parametrize(
     "argv,needle",
     [
-        (["algorithm.adv_estimator=cue_grpo", "algorithm.cue.partitioner=strategy_cues"], "did you mean 'strategy_cue'"),
+        (["algorithm.adv_estimator=cue_grpo", "algorithm.cue.partitioner=strategy_cues"],
+         "did you mean 'strategy_cue'"),
         (["algorithm.focal.gama=1"], "did you mean 'gamma'"),
         (["algorithm.adv_estimator=f_grpoo"], "did you mean 'f_grpo'"),
         (["algorithm.focal.gamma"], "algorithm.focal.gamma"),  # not key=value
@@ -219,7 +238,8 @@ def test_main_ppo_dry_run_refuses_in_one_line(argv, needle, capsys):
 
 def test_main_ppo_real_run_refuses_before_ray_in_one_line():
     """The real entry point in a fresh process, without --dry-run: refused by our check, Ray never starts."""
-    proc = _py("-m", "verl_focal.main_ppo", "algorithm.adv_estimator=cue_grpo", "algorithm.cue.partitioner=strategy_cues")
+    proc = _py("-m", "verl_focal.main_ppo", "algorithm.adv_estimator=cue_grpo",
+               "algorithm.cue.partitioner=strategy_cues")
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr and "did you mean 'strategy_cue'" in proc.stderr
     assert "engine is not available" not in proc.stderr  # quiet start-up

@@ -13,7 +13,6 @@ import pytest
 
 from verl_focal.config.errors import ConfigError
 
-
 OK = [
     "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
     "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2",
@@ -120,6 +119,7 @@ def test_verl_pins_are_read_from_verls_installed_metadata():
 
 def test_our_extras_delegate_to_verls():
     import pathlib
+
     import tomllib
 
     meta = tomllib.loads((pathlib.Path(__file__).parents[2] / "pyproject.toml").read_text())
@@ -132,7 +132,9 @@ def test_a_version_mismatch_is_one_line_naming_both_versions(monkeypatch):
 
     real = versions._installed
     fake = {"vllm": "0.31.0", "torch": "2.13.0+cpu", "transformers": "5.9.0"}
-    monkeypatch.setattr(versions, "_installed", lambda n: fake.get(n) if n in fake else (None if n == "sglang" else real(n)))
+    monkeypatch.setattr(
+        versions, "_installed", lambda n: fake.get(n) if n in fake else (None if n == "sglang" else real(n))
+    )
     lines = versions.version_mismatches()
     assert len(lines) == 2
     assert any("vllm 0.31.0 is installed but verl[vllm]==0.9.1 was tested with vllm==0.24.0" in ln for ln in lines)

@@ -12,7 +12,7 @@ import difflib
 import os
 import sys
 import traceback
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = [
     "UserError",

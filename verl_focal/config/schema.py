@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -229,11 +230,16 @@ def _check_field(prefix: str, f: dataclasses.Field, value: Any) -> Any:
     default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
     if isinstance(default, bool):
         if not isinstance(value, bool):
-            raise ConfigError(f"{key} must be true or false, got {value!r}; set {key}={str(default).lower()} (default) or {str(not default).lower()}")
+            raise ConfigError(
+                f"{key} must be true or false, got {value!r}; "
+                f"set {key}={str(default).lower()} (default) or {str(not default).lower()}"
+            )
         return value
     if isinstance(default, int) and not isinstance(default, bool) and f.type in ("int", int):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key} must be an integer, got {value!r}; set {key}={default} (default) or another integer")
+            raise ConfigError(
+                f"{key} must be an integer, got {value!r}; set {key}={default} (default) or another integer"
+            )
     elif isinstance(default, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{key} must be a number, got {value!r}; set {key}={default} (default) or another number")
@@ -243,7 +249,9 @@ def _check_field(prefix: str, f: dataclasses.Field, value: Any) -> Any:
     elif isinstance(default, str) and not isinstance(value, str):
         raise ConfigError(f"{key} must be a string, got {value!r}; set {key}={default!r} (default) or another string")
     elif isinstance(default, dict) and not isinstance(value, dict):
-        raise ConfigError(f"{key} must be a mapping, got {value!r}; set {key}={{}} (default) or e.g. '{key}={{name: value}}'")
+        raise ConfigError(
+            f"{key} must be a mapping, got {value!r}; set {key}={{}} (default) or e.g. '{key}={{name: value}}'"
+        )
     if "choices" in meta and value not in meta["choices"]:
         raise ConfigError(
             f"{key}={value!r} is not one of {list(meta['choices'])}{did_you_mean(value, meta['choices'])}; "
@@ -271,7 +279,8 @@ def section_from_mapping(cls: type, data: Mapping | None, prefix: str) -> Any:
     if unknown:
         hints = "".join(did_you_mean(k, fields) for k in unknown[:1])
         raise ConfigError(
-            f"unknown key(s) {', '.join(prefix + '.' + k for k in unknown)}{hints}; valid keys under {prefix}: {sorted(fields)}"
+            f"unknown key(s) {', '.join(prefix + '.' + k for k in unknown)}{hints}; "
+            f"valid keys under {prefix}: {sorted(fields)}"
         )
     kwargs = {}
     for name, f in fields.items():

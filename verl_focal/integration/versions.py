@@ -35,7 +35,11 @@ def verl_pins(extra: str | None) -> dict[str, Requirement]:
         if extra is None:
             if req.marker is None:
                 out[req.name] = req
-        elif req.marker is not None and req.marker.evaluate({"extra": extra}) and not req.marker.evaluate({"extra": ""}):
+        elif (
+            req.marker is not None
+            and req.marker.evaluate({"extra": extra})
+            and not req.marker.evaluate({"extra": ""})
+        ):
             out[req.name] = req
     return out
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
 
