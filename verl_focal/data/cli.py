@@ -81,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     m.add_argument("--seed", type=int, default=0, help="seed of the sample")
     m.add_argument("--problem-field", default="problem", help="field holding the problem text (default problem)")
     m.add_argument("--answer-field", default="answer",
-                   help="field holding the answer; without it the \\boxed{} answer of `solution` is used (default answer)")
+                   help="field holding the answer; without it, the \\boxed{} answer of `solution` (default answer)")
     m.add_argument("--level-field", default="level", help="field holding the difficulty level (default level)")
     _common(m, tokenizer_required_hint=True)
 
@@ -170,5 +170,6 @@ def run(args: argparse.Namespace) -> int:
         src = getattr(args, "source", None) or "the input file"
         raise InputError(f"{src}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); fix the file") from None
     except OSError as e:  # a tokenizer or source that cannot be read
-        raise InputError(f"{getattr(e, 'filename', None) or args.tokenizer or ''}: {e.strerror or e}".lstrip(": ")) from None
+        where = getattr(e, "filename", None) or args.tokenizer or ""
+        raise InputError(f"{where}: {e.strerror or e}".lstrip(": ")) from None
     return 0

@@ -152,7 +152,8 @@ def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
     if runs_dir:
         d = Path(runs_dir)
         if not d.is_dir():
-            raise InputError(f"--runs {d}: {'not a folder' if d.exists() else 'no such folder'}; give the folder holding <run>.jsonl files or <run>/ folders")
+            what = "not a folder" if d.exists() else "no such folder"
+            raise InputError(f"--runs {d}: {what}; give the folder holding <run>.jsonl files or <run>/ folders")
         for entry in sorted(d.iterdir()):
             if entry.name.startswith(".") or entry.name.endswith(".meta.json") or entry.resolve() == skip:
                 continue
@@ -243,7 +244,9 @@ def _require_model(flag: str, path: str) -> None:
     p = Path(path).expanduser()
     if p.is_dir():
         if not (p / "config.json").exists():
-            raise InputError(f"{flag} {path}: the folder has no config.json; give a model folder in Hugging Face format")
+            raise InputError(
+                f"{flag} {path}: the folder has no config.json; give a model folder in Hugging Face format"
+            )
         return
     if p.exists():
         raise InputError(f"{flag} {path}: is a file; give a model folder in Hugging Face format")

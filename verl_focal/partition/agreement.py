@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +121,8 @@ def agreement(judge, other, groups: list[tuple[str | None, list[str]]]) -> dict[
 
 
 def run(args: argparse.Namespace) -> int:
-    from verl_focal.partition.base import get_partitioner
     from verl_focal.config.errors import InputError, UserError
+    from verl_focal.partition.base import get_partitioner
     from verl_focal.partition.judge import JudgePartitioner, check_judge
 
     try:
