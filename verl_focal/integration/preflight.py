@@ -10,8 +10,9 @@ TaskRunners, and the hooked trainer's constructor (stock ``verl.trainer.main_ppo
   and, if it is one of our names, verl's registry really maps it to our function;
 * our ``algorithm.focal`` / ``algorithm.cue`` sections (ranges, choices, unknown keys);
 * for an estimator that partitions: the partitioner resolves (registered name, or an
-  importable ``pkg.module:Class`` that is a Partitioner), its kwargs fit, and a built-in
-  one builds (catalogue, backend); the judge gets its offline checks.  No network.
+  importable ``pkg.module:Class`` that is a Partitioner), its kwargs bind, the cue
+  catalogue loads with its backend; the judge gets its offline checks.  Nothing is built,
+  no network.
 """
 
 from __future__ import annotations
@@ -49,10 +50,14 @@ def check_estimator_name(est: Any) -> None:
 
 def check_partitioner(cue: Any) -> None:
     """Resolve ``algorithm.cue.partitioner`` and check its kwargs, before any step (no network)."""
-    from verl_focal.partition.base import check_partitioner_kwargs, list_partitioners, resolve_partitioner
+    from verl_focal.partition.base import check_partitioner_kwargs, resolve_partitioner
+
+    from verl_focal.partition.cues import get_extractor
 
     target = resolve_partitioner(cue.partitioner)
+    # the strategy-cue catalogue (used by strategy_cue, random and the judge's fallback): name, file, backend
     _check_cue_set(cue.cue_set)
+    get_extractor(cue.cue_set, cue.backend, cue.extract_timeout)
     if cue.partitioner == "judge":
         from verl_focal.partition.judge import check_judge
 
@@ -60,13 +65,8 @@ def check_partitioner(cue: Any) -> None:
         if problems:
             raise ConfigError("algorithm.cue.judge: " + "; ".join(problems))
         return
-    if cue.partitioner not in list_partitioners():
-        # a user's class: check that the kwargs bind, but do not build it (it may load a model)
-        check_partitioner_kwargs(target, dict(cue.partitioner_kwargs), cue.partitioner)
-        return
-    from verl_focal.integration.estimators_cue import partitioner_for
-
-    partitioner_for(cue)  # a built-in one builds cheaply: catalogue, backend, epsilon/rho, kwargs
+    # the kwargs must bind; nothing is built here (a user's class may load a model)
+    check_partitioner_kwargs(target, dict(cue.partitioner_kwargs), cue.partitioner)
 
 
 def _check_cue_set(cue_set: str) -> None:
