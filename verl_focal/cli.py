@@ -28,33 +28,96 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _versions() -> str:
+    import importlib.metadata as md
+
+    def v(name: str) -> str:
+        try:
+            return md.version(name)
+        except md.PackageNotFoundError:
+            return "not installed"
+
+    return f"verl-focal {v('verl-focal')} (verl {v('verl')}, torch {v('torch')}, ray {v('ray')})"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line (the full usage stays under -h)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+
+
 def _top_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="verl-focal",
         description="Focal and rarity-aware advantage estimators for verl.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="commands:\n" + "\n".join(f"  {k:<11} {v[1]}" for k, v in COMMANDS.items()),
+        epilog="commands:\n" + "\n".join(f"  {k:<11} {v[1]}" for k, v in COMMANDS.items())
+        + "\n\nuser errors print one line and exit 2; add --debug (or set VERL_FOCAL_DEBUG=1) for the traceback",
     )
+    p.add_argument("--version", action="version", version=_versions(),
+                   help="print the versions of verl-focal, verl, torch and ray, and exit")
     p.add_argument("command", choices=sorted(COMMANDS), metavar="command", help="one of the commands below")
     return p
 
 
+def _describe_nested(parser: argparse.ArgumentParser) -> None:
+    """Give every nested sub-command its one-line help as description too (``eval score -h``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not sub.description and helps.get(name):
+                    sub.description = helps[name]
+                _describe_nested(sub)
+
+
+def build_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of sub-command ``name`` (imports its module)."""
+    module_path, help_line = COMMANDS[name]
+    module = importlib.import_module(module_path)
+    sub = _Parser(prog=f"verl-focal {name}", description=help_line,
+                                  epilog="--debug (or VERL_FOCAL_DEBUG=1) shows the traceback of a user error")
+    module.add_arguments(sub)
+    _describe_nested(sub)
+    return sub
+
+
 def main(argv: list[str] | None = None) -> int:
+    from verl_focal.config.errors import UserError, debug_enabled, report_user_error
+    from verl_focal.integration.quiet import quiet_optional_engines
+
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+    debug = debug_enabled(argv)
+    argv = [a for a in argv if a != "--debug"]  # accepted anywhere, by every sub-command
+    if not argv or argv[0] in ("-h", "--help", "--version") or argv[0] not in COMMANDS:
         parser = _top_parser()
         if not argv or argv[0] in ("-h", "--help"):
             parser.print_help()
             return 0 if argv else 2
-        parser.parse_args(argv[:1])  # prints "invalid choice" and exits 2
+        parser.parse_args(argv[:1])  # --version, or "invalid choice" and exit 2
         return 2
+    quiet_optional_engines()  # only in our own command, never at plugin import
     name, rest = argv[0], argv[1:]
-    module_path, help_line = COMMANDS[name]
-    module = importlib.import_module(module_path)
-    sub = argparse.ArgumentParser(prog=f"verl-focal {name}", description=help_line)
-    module.add_arguments(sub)
+    sub = build_parser(name)
+    prog = f"verl-focal {name}"
+    nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+    if rest and nested and rest[0] in nested[0].choices:
+        prog += f" {rest[0]}"
     args = sub.parse_args(rest)
-    return int(module.run(args) or 0)
+    try:
+        return int(sub_run(name, args) or 0)
+    except UserError as e:
+        return report_user_error(prog, e, debug=debug)
+    except SystemExit as e:  # a module's `raise SystemExit("message")` is a user error too
+        if isinstance(e.code, str):
+            err = UserError(e.code.removeprefix(prog + ": ").removeprefix(f"verl-focal {name}: "))
+            return report_user_error(prog, err.with_traceback(e.__traceback__), debug=debug)
+        raise
+
+
+def sub_run(name: str, args: argparse.Namespace) -> int:
+    return importlib.import_module(COMMANDS[name][0]).run(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

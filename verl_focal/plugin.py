@@ -3,7 +3,8 @@
 verl imports this module -- it does not call anything -- on every
 ``import verl``, in every process (driver, TaskRunner, Ray workers); verl also
 swallows import errors here at DEBUG level, which is why ``verl-focal check``
-exists.  Importing it:
+exists and why a failure here is logged at WARNING level before it propagates.
+Importing it:
 
 * registers our advantage estimators (``f_grpo``, ``cue_grpo``, ``f_cue_grpo``);
 * arranges for the hooked trainer modes (``focal_sync``, ...) to be registered
@@ -12,13 +13,24 @@ exists.  Importing it:
 Idempotent: safe to import twice (entry point + ``VERL_USE_EXTERNAL_MODULES``).
 """
 
+import logging
+
 from verl_focal.integration.post_import import when_imported
 from verl_focal.integration.registration import register_all
+
+logger = logging.getLogger(__name__)
 
 
 def _register_trainers() -> None:
     import verl_focal.integration.trainer  # noqa: F401  (registers focal_sync & co.)
 
 
-register_all()
+try:
+    register_all()  # a name held by another package is a WARNING there, never an exception
+except Exception as e:
+    logger.warning(
+        "verl-focal: registering the advantage estimators failed (%s: %s); run "
+        "`python -c 'import verl_focal.plugin'` for the traceback", type(e).__name__, e,
+    )
+    raise
 when_imported("verl.trainer.ppo.v1", _register_trainers)

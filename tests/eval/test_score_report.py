@@ -186,10 +186,10 @@ def test_report_reads_verl_validation_dumps(tmp_path):
     assert float(_read_csv(out2 / "results.csv")[0]["pass@1"]) == 0.0
 
 
-def test_report_refuses_unscored_records(tmp_path):
+def test_report_refuses_unscored_records(tmp_path, capsys):
     _write(tmp_path / "runs" / "a.jsonl", [{"uid": "u", "sample": 0, "data_source": "d", "response": "r"}])
-    with pytest.raises(SystemExit, match="no 'acc'/'score'; run `verl-focal eval score`"):
-        cli_main(["eval", "report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "o")])
+    assert cli_main(["eval", "report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "o")]) == 2
+    assert "no 'acc'/'score'; run `verl-focal eval score`" in capsys.readouterr().err
 
 
 def test_score_failures_lists_rejections_that_are_not_obviously_wrong(tmp_path, capsys):

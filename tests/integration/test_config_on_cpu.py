@@ -24,11 +24,24 @@ def test_our_keys_need_no_plus_and_verl_keys_still_compose(composed_config):
     assert cfg.actor_rollout_ref.rollout.n == 16
 
 
-def test_unknown_key_rejected_by_struct_mode(composed_config):
-    from hydra.errors import ConfigCompositionException
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("algorithm.focal.gama=1.0", r"^unknown key algorithm.focal.gama \(did you mean 'gamma'\?\); valid keys under algorithm.focal: \["),
+        ("algorithm.cue.aplha=1.0", r"^unknown key algorithm.cue.aplha \(did you mean 'alpha'\?\)"),
+        ("algorithm.cue.judge.modle=x", r"^unknown key algorithm.cue.judge.modle \(did you mean 'model'\?\)"),
+        ("+algorithm.focal.gama=1.0", r"^unknown key\(s\) algorithm.focal.gama \(did you mean 'gamma'\?\)"),
+        ("trainer.total_epoch=3", r"^unknown key trainer.total_epoch \(did you mean 'total_epochs'\?\); to add a new key to verl's config write \+trainer.total_epoch=3"),
+    ],
+)
+def test_unknown_key_gets_did_you_mean_not_hydras_plus_advice(composed_config, override, message):
+    """Struct mode rejects the key; under our namespaces the advice is the right name, never "use +"."""
+    from verl_focal.config.errors import ConfigError
+    from verl_focal.main_ppo import validate_all
 
-    with pytest.raises(ConfigCompositionException, match="gama"):
-        composed_config(["algorithm.focal.gama=1.0"])
+    with pytest.raises(ConfigError, match=message) as info:
+        validate_all(composed_config([override]))  # "+key" composes, and our schema refuses it
+    assert "use +" not in str(info.value) and "\n" not in str(info.value)
 
 
 def _compose_stock(overrides):
@@ -49,20 +62,24 @@ def test_stock_ppo_trainer_needs_plus_for_our_keys():
 
 
 BAD = [
-    ({"focal": {"gamma": -0.5}}, r"algorithm.focal.gamma must be >= 0.0, got -0.5"),
+    ({"focal": {"gamma": -0.5}}, r"algorithm.focal.gamma must be >= 0.0, got -0.5; set algorithm.focal.gamma=0.5 \(default\) or another value >= 0$"),
     ({"focal": {"gamma": float("nan")}}, r"algorithm.focal.gamma must be finite, got nan"),
     ({"focal": {"gamma": "high"}}, r"algorithm.focal.gamma must be a number, got 'high'"),
-    ({"focal": {"base": "ppo"}}, r"algorithm.focal.base='ppo' is not one of \['grpo', 'drgrpo', 'rloo'\]"),
+    ({"focal": {"base": "ppo"}}, r"algorithm.focal.base='ppo' is not one of \['grpo', 'drgrpo', 'rloo'\]; set algorithm.focal.base=grpo"),
+    ({"focal": {"base": "drgrpoo"}}, r"algorithm.focal.base='drgrpoo' is not one of .* \(did you mean 'drgrpo'\?\)"),
     ({"focal": {"correctness": "yes"}}, r"algorithm.focal.correctness='yes' is not one of"),
     ({"focal": {"correct_threshold": float("inf")}}, r"algorithm.focal.correct_threshold must be finite"),
-    ({"focal": {"gama": 1}}, r"unknown key\(s\) algorithm.focal.gama; valid keys under algorithm.focal:"),
+    ({"focal": {"gama": 1}}, r"unknown key\(s\) algorithm.focal.gama \(did you mean 'gamma'\?\); valid keys under algorithm.focal:"),
     ({"focal": 3}, r"algorithm.focal must be a mapping"),
-    ({"cue": {"alpha": -1}}, r"algorithm.cue.alpha must be >= 0.0"),
+    ({"cue": {"alpha": -2.0}}, r"algorithm.cue.alpha must be >= 0.0, got -2.0; set algorithm.cue.alpha=0.8 \(default\) or another value >= 0$"),
     ({"cue": {"epsilon": 1.5}}, r"algorithm.cue.epsilon must be <= 1.0"),
     ({"cue": {"rho": 0}}, r"algorithm.cue.rho must be > 0.0"),
-    ({"cue": {"clip": [2.0, 3.0]}}, r"algorithm.cue.clip must be null or \[min, max\] with 0 <= min <= 1 <= max"),
-    ({"cue": {"clip": [0.3]}}, r"algorithm.cue.clip must be null or \[min, max\]"),
+    ({"cue": {"epsilon": 0}}, r"algorithm.cue.epsilon must be > 0.0, got 0.0; set algorithm.cue.epsilon=0.5"),
+    ({"cue": {"floor": 0}}, r"algorithm.cue.floor must be > 0.0, got 0.0; set algorithm.cue.floor=1.05"),
+    ({"cue": {"clip": [2.0, 3.0]}}, r"algorithm.cue.clip=\[2.0, 3.0\]: need 0 <= min <= 1 <= max"),
+    ({"cue": {"clip": [0.3]}}, r"algorithm.cue.clip must be null or a pair \[min, max\] of numbers, got \[0.3\]; set"),
     ({"cue": {"floor_mode": "min"}}, r"algorithm.cue.floor_mode='min' is not one of \['none', 'additive', 'max'\]"),
+    ({"cue": {"floor_mode": "additve"}}, r"\(did you mean 'additive'\?\)"),
     ({"cue": {"renormalize": "yes"}}, r"algorithm.cue.renormalize must be true or false"),
     ({"cue": {"seed": 1.5}}, r"algorithm.cue.seed must be an integer"),
     ({"cue": {"uniform_boost": 0}}, r"algorithm.cue.uniform_boost must be > 0.0"),

@@ -64,8 +64,9 @@ def test_agreement_judge_down(closed_port_url, tmp_path, capsys):
     cfg.write_text("max_retries: 0\n")
     rc = main(["agreement", path, "--config", str(cfg), "--base-url", closed_port_url, "--model", "m",
                "--against", "single"])
-    assert rc == 1
-    assert "compared: 0" in capsys.readouterr().out
+    assert rc == 2  # refused before any request, naming the URL
+    err = capsys.readouterr().err
+    assert f"base_url={closed_port_url!r} is unreachable" in err and "Traceback" not in err
 
 
 def test_agreement_bad_input(tmp_path, capsys):

@@ -18,7 +18,7 @@ def test_check_reports_judge_problems(judge_server, capsys):
     assert main(["check", "--skip-probe", *ok]) == 0
 
     bad_model = [*BASE, f"algorithm.cue.judge.base_url={judge_server.base_url}", "algorithm.cue.judge.model=gpt-9"]
-    assert main(["check", "--skip-probe", *bad_model]) == 1
+    assert main(["check", "--skip-probe", *bad_model]) == 2
     assert "algorithm.cue.judge.model='gpt-9' is not served" in capsys.readouterr().err
 
     # (unreachable URL, missing key variable, 401, 404: check_judge's own tests, test_judge_parts_on_cpu.py)

@@ -334,21 +334,22 @@ def test_reward_function_loads_through_verl():
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_estimator_is_registered(name):
-    """verl resolves the recipe's estimator name to our function (ours) or to verl's own (grpo etc.)."""
+    """The recipe's estimator resolves in verl's registry, and for our names to our own function."""
     from verl.trainer.ppo.core_algos import get_adv_estimator_fn
 
-    from verl_focal.integration.registration import get_spec, register_all
+    from verl_focal.integration.registration import alias, get_spec, register_all
 
     ours = register_all()
     script, env = CASES[name]
     est = get(compose(script, **env), "algorithm.adv_estimator")
     fn = get_adv_estimator_fn(est)
-    if name.startswith(("f_", "cue", "f_cue")):
-        assert est in ours, f"recipe {script} uses {est!r}, which verl-focal does not register ({ours})"
     if est in ours:
-        assert fn is get_spec(est).fn and fn.__module__.startswith("verl_focal.integration.estimators_")
+        spec = get_spec(est)
+        assert spec is not None and fn is spec.fn
+        assert fn.__module__.startswith("verl_focal.integration.estimators_")
+        assert get_adv_estimator_fn(alias(est)) is fn  # the namespaced alias is the same function
     else:
-        assert fn.__module__ == "verl.trainer.ppo.core_algos"
+        assert get_spec(est) is None and not fn.__module__.startswith("verl_focal")
 
 
 def test_user_overrides_win_and_flags_anywhere():

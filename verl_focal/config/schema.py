@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -28,8 +29,19 @@ __all__ = [
 ]
 
 
-class ConfigError(ValueError):
-    """A config value is missing, unknown or out of range.  The message names the key and the fix."""
+# The allowed values live with the code that uses them; the schema imports them
+# (one source of truth; tests/config/test_boundaries.py walks every bound through both).
+from verl_focal.config.errors import ConfigError, did_you_mean
+from verl_focal.core.credit import FLOOR_MODES, validate_credit_args
+from verl_focal.core.groups import BASES
+from verl_focal.partition.cues.engine import BACKENDS
+
+#: ``algorithm.focal.correctness`` values, read by :mod:`verl_focal.integration.inputs`
+CORRECTNESS_MODES = ("auto", "acc", "reward")
+#: ``algorithm.cue.source`` values, read by the Cue-GRPO estimators
+CUE_SOURCES = ("auto", "signature", "text")
+#: ``algorithm.cue.judge.prompt_version`` values, read by the judge prompt builder
+JUDGE_PROMPT_VERSIONS = ("v1",)
 
 
 def _doc(text: str, **extra: Any) -> Any:
@@ -46,11 +58,11 @@ class FocalConfig:
     base: str = field(default="grpo", metadata=_doc(
         "Base group advantage the weight multiplies: grpo (std-normalised; Dr.GRPO when "
         "algorithm.norm_adv_by_std_in_grpo=false), drgrpo (no std division), rloo (leave-one-out).",
-        choices=("grpo", "drgrpo", "rloo")))
+        choices=BASES))
     correctness: str = field(default="auto", metadata=_doc(
         "Where per-rollout correctness c_i comes from: auto = the reward extra `acc` when the trainer hook "
         "supplies it, else reward > correct_threshold; acc = require `acc` (error if absent); "
-        "reward = always reward > correct_threshold.", choices=("auto", "acc", "reward")))
+        "reward = always reward > correct_threshold.", choices=CORRECTNESS_MODES))
     correct_threshold: float = field(default=0.5, metadata=_doc(
         "A rollout counts as correct when its summed reward exceeds this (used without `acc`). "
         "0.5 suits 0/1 and ±1 (math_dapo) scorers; with DAPO's overlong penalty a correct answer can score "
@@ -86,7 +98,7 @@ class JudgeConfig:
         "are sent whole and leave their share to long ones, which are cut to one common length (head + tail).",
         min=64))
     prompt_version: str = field(default="v1", metadata=_doc(
-        "Version of the judge prompt (part of the cache key).", choices=("v1",)))
+        "Version of the judge prompt (part of the cache key).", choices=JUDGE_PROMPT_VERSIONS))
     temperature: float = field(default=0.0, metadata=_doc("Sampling temperature of the judge.", min=0.0, max=2.0))
     max_tokens: int = field(default=1024, metadata=_doc(
         "Completion token limit (raise it for reasoning judges that think before answering).", min=16))
@@ -150,7 +162,7 @@ class CueConfig:
     alpha: float = field(default=0.8, metadata=_doc(
         "Rarity exponent α: w_i ∝ |C(i)|^(−α). 0 = GRPO; 1 gives every cluster equal total credit.", min=0.0))
     epsilon: float = field(default=0.5, metadata=_doc(
-        "Cosine-similarity threshold ε for an edge between two cue vectors.", min=0.0, max=1.0))
+        "Cosine-similarity threshold ε for an edge between two cue vectors.", min_exclusive=0.0, max=1.0))
     rho: float = field(default=0.75, metadata=_doc(
         "Cues present in more than this fraction of a group's correct traces are suppressed.", min_exclusive=0.0, max=1.0))
     clip: list = field(default_factory=lambda: [0.3, 3.0], metadata=_doc(
@@ -159,8 +171,8 @@ class CueConfig:
         "Renormalise the clipped multipliers to mean 1 over the group's correct rollouts (mass preservation)."))
     floor_mode: str = field(default="none", metadata=_doc(
         "Paper's floor τ, whose exact form is uncertain: none, additive (w + τ − 1) or max (max(w, τ)).",
-        choices=("none", "additive", "max")))
-    floor: float = field(default=1.05, metadata=_doc("Floor τ used when floor_mode is not none.", min=0.0))
+        choices=FLOOR_MODES))
+    floor: float = field(default=1.05, metadata=_doc("Floor τ used when floor_mode is not none.", min_exclusive=0.0))
     uniform_boost: float = field(default=1.0, metadata=_doc(
         "Uniform-Boost control: multiply every correct rollout's advantage by this factor instead of "
         "redistributing (1.0 = off).", min_exclusive=0.0))
@@ -170,10 +182,10 @@ class CueConfig:
         "Where strategy_cue reads each correct rollout from: auto = the reward extra `cue_sig` (made in the "
         "reward workers by verl_focal.reward.compute_score with reward kwarg cue_set) when present for the "
         "whole group, else the decoded text; signature = require `cue_sig`; text = always extract at advantage time.",
-        choices=("auto", "signature", "text")))
+        choices=CUE_SOURCES))
     backend: str = field(default="auto", metadata=_doc(
         "Cue-matching engine: auto = Hyperscan when installed (x86), else the regex module; both give identical "
-        "cue sequences.", choices=("auto", "regex", "hyperscan")))
+        "cue sequences.", choices=BACKENDS))
     extract_timeout: float = field(default=2.0, metadata=_doc(
         "Time budget (s) for extracting one response's cues with the regex backend; a response over budget "
         "joins its group's residual cluster and is counted in cue/extract_failed.", min_exclusive=0.0))
@@ -196,35 +208,61 @@ def _to_plain(value: Any) -> Any:
     return value
 
 
+def _range_text(meta: Mapping) -> str:
+    """The allowed range of a field in words: ``>= 0``, ``> 0 and <= 1``, ..."""
+    parts = []
+    if "min" in meta:
+        parts.append(f">= {meta['min']:g}")
+    if "min_exclusive" in meta:
+        parts.append(f"> {meta['min_exclusive']:g}")
+    if "max" in meta:
+        parts.append(f"<= {meta['max']:g}")
+    return " and ".join(parts)
+
+
+def _fix(key: str, default: Any, meta: Mapping) -> str:
+    return f"set {key}={default} (default) or another value {_range_text(meta)}"
+
+
 def _check_field(prefix: str, f: dataclasses.Field, value: Any) -> Any:
     key = f"{prefix}.{f.name}"
     meta = f.metadata
     default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
     if isinstance(default, bool):
         if not isinstance(value, bool):
-            raise ConfigError(f"{key} must be true or false, got {value!r}")
+            raise ConfigError(
+                f"{key} must be true or false, got {value!r}; "
+                f"set {key}={str(default).lower()} (default) or {str(not default).lower()}"
+            )
         return value
     if isinstance(default, int) and not isinstance(default, bool) and f.type in ("int", int):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key} must be an integer, got {value!r}")
+            raise ConfigError(
+                f"{key} must be an integer, got {value!r}; set {key}={default} (default) or another integer"
+            )
     elif isinstance(default, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{key} must be a number, got {value!r}")
+            raise ConfigError(f"{key} must be a number, got {value!r}; set {key}={default} (default) or another number")
         value = float(value)
         if not math.isfinite(value):
             raise ConfigError(f"{key} must be finite, got {value}; set a finite value such as {default}")
     elif isinstance(default, str) and not isinstance(value, str):
-        raise ConfigError(f"{key} must be a string, got {value!r}")
+        raise ConfigError(f"{key} must be a string, got {value!r}; set {key}={default!r} (default) or another string")
     elif isinstance(default, dict) and not isinstance(value, dict):
-        raise ConfigError(f"{key} must be a mapping, got {value!r}")
+        raise ConfigError(
+            f"{key} must be a mapping, got {value!r}; set {key}={{}} (default) or e.g. '{key}={{name: value}}'"
+        )
     if "choices" in meta and value not in meta["choices"]:
-        raise ConfigError(f"{key}={value!r} is not one of {list(meta['choices'])}")
+        raise ConfigError(
+            f"{key}={value!r} is not one of {list(meta['choices'])}{did_you_mean(value, meta['choices'])}; "
+            f"set {key}={default} (default) or another of these"
+        )
     if "min" in meta and value < meta["min"]:
-        raise ConfigError(f"{key} must be >= {meta['min']}, got {value}")
+        raise ConfigError(f"{key} must be >= {meta['min']}, got {value}; {_fix(key, default, meta)}")
     if "min_exclusive" in meta and value <= meta["min_exclusive"]:
-        raise ConfigError(f"{key} must be > {meta['min_exclusive']}, got {value}")
+        raise ConfigError(f"{key} must be > {meta['min_exclusive']}, got {value}; {_fix(key, default, meta)}")
     if "max" in meta and value > meta["max"]:
-        raise ConfigError(f"{key} must be <= {meta['max']}, got {value}")
+        raise ConfigError(f"{key} must be <= {meta['max']}, got {value}; {_fix(key, default, meta)}")
     return value
 
 
@@ -239,8 +277,10 @@ def section_from_mapping(cls: type, data: Mapping | None, prefix: str) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
+        hints = "".join(did_you_mean(k, fields) for k in unknown[:1])
         raise ConfigError(
-            f"unknown key(s) {', '.join(prefix + '.' + k for k in unknown)}; valid keys under {prefix}: {sorted(fields)}"
+            f"unknown key(s) {', '.join(prefix + '.' + k for k in unknown)}{hints}; "
+            f"valid keys under {prefix}: {sorted(fields)}"
         )
     kwargs = {}
     for name, f in fields.items():
@@ -259,18 +299,21 @@ def section_from_mapping(cls: type, data: Mapping | None, prefix: str) -> Any:
 def _cross_checks(obj: Any, prefix: str) -> None:
     if isinstance(obj, JudgeConfig):
         obj.check(prefix)
-    if isinstance(obj, CueConfig) and obj.clip is not None:
+    if isinstance(obj, CueConfig):
         clip = obj.clip
-        if (
+        if clip is not None and (
             not isinstance(clip, (list, tuple))
             or len(clip) != 2
-            or not all(isinstance(c, (int, float)) and math.isfinite(c) for c in clip)
-            or not 0 <= clip[0] <= 1 <= clip[1]
+            or not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in clip)
         ):
             raise ConfigError(
-                f"{prefix}.clip must be null or [min, max] with 0 <= min <= 1 <= max (so that unit-mean "
-                f"renormalisation stays possible), got {clip!r}"
+                f"{prefix}.clip must be null or a pair [min, max] of numbers, got {clip!r}; "
+                f"set {prefix}.clip=[0.3,3.0] (default) or {prefix}.clip=null"
             )
+        try:  # the credit rule's own check: one statement of the allowed ranges
+            validate_credit_args(obj.alpha, clip, obj.floor_mode, obj.floor, prefix=prefix + ".")
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
 
 
 def validate_algorithm_config(algorithm: Mapping | Any, sections: tuple[str, ...] | None = None) -> dict[str, Any]:

@@ -19,6 +19,8 @@ import json
 import os
 import sys
 
+from verl_focal.config.errors import InputError
+
 DEFAULT_DATA_DIR = os.path.expanduser(os.environ.get("VERL_FOCAL_DATA", "~/data/verl_focal"))
 
 
@@ -58,10 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     d.add_argument("--source", default=None,
                    help="local .json/.jsonl/.parquet with problem/answer fields, or a HF dataset name "
                         "(default agentica-org/DeepScaleR-Preview-Dataset)")
-    d.add_argument("--split", default="train")
-    d.add_argument("--out", default=os.path.join(DEFAULT_DATA_DIR, "deepscaler", "train.parquet"))
-    d.add_argument("--problem-field", default="problem")
-    d.add_argument("--answer-field", default="answer")
+    d.add_argument("--split", default="train", help="split of a HF dataset (default train)")
+    d.add_argument("--out", default=os.path.join(DEFAULT_DATA_DIR, "deepscaler", "train.parquet"),
+                   help="parquet file to write (default under $VERL_FOCAL_DATA)")
+    d.add_argument("--problem-field", default="problem", help="field holding the problem text (default problem)")
+    d.add_argument("--answer-field", default="answer", help="field holding the reference answer (default answer)")
     d.add_argument("--system-prompt", default=None, help="override the paper's system prompt")
     d.add_argument("--collapse-duplicates", action="store_true",
                    help="also keep only the first copy of problems repeated with agreeing answers "
@@ -72,14 +75,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     m.add_argument("--source", default=None,
                    help="local file or HF name of the MATH training split with problem/level and answer or "
                         "solution fields (default DigitalLearningGmbH/MATH-lighteval)")
-    m.add_argument("--split", default="train")
-    m.add_argument("--out", default=os.path.join(DEFAULT_DATA_DIR, "math_l3to5", "train.parquet"))
+    m.add_argument("--split", default="train", help="split of a HF dataset (default train)")
+    m.add_argument("--out", default=os.path.join(DEFAULT_DATA_DIR, "math_l3to5", "train.parquet"),
+                   help="parquet file to write (default under $VERL_FOCAL_DATA)")
     m.add_argument("--levels", type=_csv, default=["3", "4", "5"], help="comma list (default 3,4,5)")
     m.add_argument("--sample", type=int, default=1000, help="rows to keep (default 1000, the paper's)")
     m.add_argument("--seed", type=int, default=0, help="seed of the sample")
-    m.add_argument("--problem-field", default="problem")
-    m.add_argument("--answer-field", default="answer")
-    m.add_argument("--level-field", default="level")
+    m.add_argument("--problem-field", default="problem", help="field holding the problem text (default problem)")
+    m.add_argument("--answer-field", default="answer",
+                   help="field holding the answer; without it, the \\boxed{} answer of `solution` (default answer)")
+    m.add_argument("--level-field", default="level", help="field holding the difficulty level (default level)")
     _common(m, tokenizer_required_hint=True)
 
     e = sub.add_parser("eval", help="evaluation sets (AIME24/25, AMC23, MATH500, Minerva, OlympiadBench; OOD: "
@@ -87,7 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     e.add_argument("--sets", type=_csv, default=None, help="comma list (default: all)")
     e.add_argument("--source", action="append", default=[], metavar="NAME=PATH",
                    help="read set NAME from a local file or another HF name instead of its default (repeatable)")
-    e.add_argument("--out-dir", default=os.path.join(DEFAULT_DATA_DIR, "eval"))
+    e.add_argument("--out-dir", default=os.path.join(DEFAULT_DATA_DIR, "eval"),
+                   help="folder for <set>.parquet files (default under $VERL_FOCAL_DATA)")
     e.add_argument("--seed", type=int, default=0, help="seed of the GPQA option order")
     e.add_argument("--ood-system-prompt", default=None,
                    help="system prompt of the IFEval and SynLogic rows (default F-GRPO Table 9's "
@@ -170,6 +176,11 @@ def run(args: argparse.Namespace) -> int:
                           f"data.max_prompt_length to {stats['longest_prompt_tokens']} or they fail at validation",
                           file=sys.stderr)
     except DataPrepError as e:
-        print(f"verl-focal prep-data: error: {e}", file=sys.stderr)
-        return 2
+        raise InputError(str(e)) from e
+    except json.JSONDecodeError as e:  # a .json file that is not JSON (a .jsonl one gets DataPrepError)
+        src = getattr(args, "source", None) or "the input file"
+        raise InputError(f"{src}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); fix the file") from None
+    except OSError as e:  # a tokenizer or source that cannot be read
+        where = getattr(e, "filename", None) or args.tokenizer or ""
+        raise InputError(f"{where}: {e.strerror or e}".lstrip(": ")) from None
     return 0

@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from verl_focal.config.errors import InputError, did_you_mean
 from verl_focal.eval.records import ReadStats, is_correct, latest_dump, normalise, read_jsonl, write_jsonl_line
 
 
@@ -58,20 +59,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--model", required=True, help="model folder (Hugging Face format)")
     g.add_argument("--out", required=True, help="output JSONL (resumed if it exists)")
     g.add_argument("--n", type=int, default=1024, help="samples per problem (paper: 1024)")
-    g.add_argument("--backend", choices=["vllm", "sglang", "transformers"], default="vllm")
-    g.add_argument("--temperature", type=float, default=1.0)
-    g.add_argument("--top-p", type=float, default=1.0)
+    g.add_argument("--backend", choices=["vllm", "sglang", "transformers"], default="vllm",
+                   help="generation engine (default vllm; transformers runs on CPU)")
+    g.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (paper: 1.0)")
+    g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling top-p (paper: 1.0)")
     g.add_argument("--max-tokens", type=int, default=8192, help="response length as trained (paper: 8192; 4096 for Qwen3-4B-Base)")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=int, default=0, help="sampling seed")
     g.add_argument("--problems-per-call", type=int, help="problems per backend call between flushes (default: 64 vllm/sglang, 1 transformers)")
     g.add_argument("--batch-size", type=int, default=16, help="transformers: sequences per generate() call")
     g.add_argument("--tp", type=int, default=1, help="vllm/sglang tensor parallel size")
-    g.add_argument("--gpu-memory-utilization", type=float, default=0.9)
-    g.add_argument("--max-model-len", type=int)
+    g.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vllm/sglang share of GPU memory (default 0.9)")
+    g.add_argument("--max-model-len", type=int, help="vllm/sglang context length (default: the model's)")
     g.add_argument("--limit", type=int, help="only the first N problems")
     g.add_argument("--chat-template-kwargs", default="{}", help='JSON, e.g. \'{"enable_thinking": true}\'')
     g.add_argument("--overwrite", action="store_true", help="start again instead of resuming")
-    g.add_argument("--no-progress", action="store_true")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_model_opts(g)
 
     s = sub.add_parser("score", help="score a folder of runs and write table, CSV, plot and significance")
@@ -80,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--scorer", default="verl_focal.reward:compute_score", help="module:function with verl's compute_score signature")
     s.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (0 = in this process)")
     s.add_argument("--timeout-s", type=float, default=10.0, help="time limit per answer (seconds)")
-    s.add_argument("--no-progress", action="store_true")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("--failures", metavar="PATH",
                    help="write JSONL of rejected answers that are not obviously wrong (pred, ground_truth) "
                         "to audit the grading; see docs/eval.md")
@@ -98,23 +100,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rs.add_argument("--top-frac", type=float, default=0.01, help="fraction kept, highest base NLL first (paper: 0.01)")
     rs.add_argument("--n", type=int, default=800, help="with --data: samples per prompt (paper: 800)")
     rs.add_argument("--limit", type=int, help="with --data: only the first N prompts (paper: 256)")
-    rs.add_argument("--backend", choices=["vllm", "sglang", "transformers"], default="vllm")
-    rs.add_argument("--max-tokens", type=int, default=8192)
-    rs.add_argument("--seed", type=int, default=0)
-    rs.add_argument("--batch-size", type=int, default=16)
-    rs.add_argument("--scorer", default="verl_focal.reward:compute_score")
-    rs.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    rs.add_argument("--timeout-s", type=float, default=10.0)
+    rs.add_argument("--backend", choices=["vllm", "sglang", "transformers"], default="vllm",
+                    help="with --data: generation engine (default vllm)")
+    rs.add_argument("--max-tokens", type=int, default=8192, help="with --data: response length (default 8192)")
+    rs.add_argument("--seed", type=int, default=0, help="with --data: sampling seed")
+    rs.add_argument("--batch-size", type=int, default=16, help="with --data and transformers: sequences per generate() call")
+    rs.add_argument("--scorer", default="verl_focal.reward:compute_score",
+                    help="module:function with verl's compute_score signature, for unscored samples")
+    rs.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (0 = in this process)")
+    rs.add_argument("--timeout-s", type=float, default=10.0, help="scoring time limit per answer (seconds)")
     rs.add_argument("--max-tokens-per-batch", type=int, default=16384, help="NLL batching token budget")
-    rs.add_argument("--no-progress", action="store_true")
+    rs.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_model_opts(rs)
 
     rn = sub.add_parser("rare-nll", help="ΔNLL_rare of a checkpoint on a rare set")
     rn.add_argument("--rare-set", required=True, help="JSONL from `eval rare-set`")
     rn.add_argument("--model", required=True, help="checkpoint folder (Hugging Face format)")
     rn.add_argument("--out", help="write the result as JSON here too")
-    rn.add_argument("--max-tokens-per-batch", type=int, default=16384)
-    rn.add_argument("--no-progress", action="store_true")
+    rn.add_argument("--max-tokens-per-batch", type=int, default=16384, help="NLL batching token budget")
+    rn.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_model_opts(rn)
 
 
@@ -125,18 +129,18 @@ def _run_files(path: Path, step: int | None) -> list[Path]:
     if path.is_file():
         return [path]
     if not path.is_dir():
-        raise FileNotFoundError(f"run path {path} does not exist")
+        raise InputError(f"run path {path} does not exist; give a <run>.jsonl file or a <run>/ folder")
     stepped = [p for p in path.glob("*.jsonl") if p.stem.isdigit()]
     if stepped:  # a verl validation_data_dir
         if step is not None:
             f = path / f"{step}.jsonl"
             if not f.exists():
-                raise FileNotFoundError(f"--step {step}: {f} does not exist (steps: {sorted(int(p.stem) for p in stepped)})")
+                raise InputError(f"--step {step}: {f} does not exist (steps: {sorted(int(p.stem) for p in stepped)})")
             return [f]
         return [latest_dump(path)]
     files = sorted(path.glob("*.jsonl"))
     if not files:
-        raise FileNotFoundError(f"run folder {path} holds no *.jsonl files")
+        raise InputError(f"run folder {path} holds no *.jsonl files")
     return files
 
 
@@ -151,7 +155,8 @@ def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
     if runs_dir:
         d = Path(runs_dir)
         if not d.is_dir():
-            raise FileNotFoundError(f"--runs {d}: not a folder")
+            what = "not a folder" if d.exists() else "no such folder"
+            raise InputError(f"--runs {d}: {what}; give the folder holding <run>.jsonl files or <run>/ folders")
         for entry in sorted(d.iterdir()):
             if entry.name.startswith(".") or entry.name.endswith(".meta.json") or entry.resolve() == skip:
                 continue
@@ -162,10 +167,11 @@ def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
     for spec in explicit:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
-            raise ValueError(f"--run {spec!r}: expected NAME=PATH")
+            raise InputError(f"--run {spec!r}: expected NAME=PATH")
         out[name] = _run_files(Path(path), step)
     if not out:
-        raise ValueError("no runs: give --runs DIR (with <run>.jsonl files or <run>/ folders) or --run NAME=PATH")
+        where = f"--runs {runs_dir} holds no <run>.jsonl files or <run>/ folders" if runs_dir else "no runs given"
+        raise InputError(f"{where}: give --runs DIR (with <run>.jsonl files or <run>/ folders) or --run NAME=PATH")
     return out
 
 
@@ -187,6 +193,11 @@ def load_run(files: list[Path], default_data_source: str) -> tuple[list[dict], d
     return records, skipped
 
 
+def _check_baseline(baseline: str | None, runs) -> None:
+    if baseline is not None and baseline not in runs:
+        raise InputError(f"--baseline {baseline!r} is not one of the runs {sorted(runs)}{did_you_mean(baseline, runs)}")
+
+
 def _report_from_records(args, runs: dict[str, list[dict]], extra: dict) -> int:
     from verl_focal.eval.records import count_correct
     from verl_focal.eval.report import build_report, render_table, write_report
@@ -201,6 +212,7 @@ def _report_from_records(args, runs: dict[str, list[dict]], extra: dict) -> int:
         except KeyError as e:
             raise SystemExit(f"run {name}: {e.args[0]}")
     baseline = args.baseline
+    _check_baseline(baseline, counts)
     if baseline is None and len(counts) > 1:
         baseline = sorted(counts)[0]
     report = build_report(counts, baseline=baseline, k_max=args.k_max,
@@ -224,6 +236,33 @@ def _print_skips(name: str, skipped: dict) -> None:
 # ----------------------------------------------------------------------------------------------
 # commands
 # ----------------------------------------------------------------------------------------------
+def _looks_like_hub_id(name: str) -> bool:
+    import re
+
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", name)) and not name.startswith((".", "~"))
+
+
+def _require_model(flag: str, path: str) -> None:
+    """A model must be a local folder (or, for the engines that download, a hub id ``org/name``)."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        if not (p / "config.json").exists():
+            raise InputError(
+                f"{flag} {path}: the folder has no config.json; give a model folder in Hugging Face format"
+            )
+        return
+    if p.exists():
+        raise InputError(f"{flag} {path}: is a file; give a model folder in Hugging Face format")
+    if not _looks_like_hub_id(path):
+        raise InputError(f"{flag} {path}: no such folder; give a local model folder in Hugging Face format")
+
+
+def _require_file(flag: str, path: str) -> None:
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise InputError(f"{flag} {path}: {'is a folder' if p.is_dir() else 'no such file'}; give an existing file")
+
+
 def _cmd_generate(args) -> int:
     from verl_focal.eval.backends import SamplingConfig
     from verl_focal.eval.generate import run_generate
@@ -239,7 +278,11 @@ def _cmd_generate(args) -> int:
     try:
         tk = json.loads(args.chat_template_kwargs)
     except json.JSONDecodeError as e:
-        raise SystemExit(f"--chat-template-kwargs is not JSON ({e}): {args.chat_template_kwargs!r}")
+        raise InputError(f"--chat-template-kwargs is not JSON ({e}): {args.chat_template_kwargs!r}") from None
+    _require_file("--data", args.data)
+    _require_model("--model", args.model)
+    if args.n < 1:
+        raise InputError(f"--n {args.n}: samples per problem must be >= 1")
     summary = run_generate(args.data, args.model, args.out, args.n, backend=args.backend, sampling=sampling,
                            problems_per_call=ppc, limit=args.limit, overwrite=args.overwrite,
                            progress=not args.no_progress, backend_kwargs=bkw, chat_template_kwargs=tk)
@@ -254,6 +297,7 @@ def _cmd_score(args) -> int:
     from verl_focal.eval.scoring import score_records
 
     files = discover_runs(args.runs, args.run, args.step, exclude=args.out)
+    _check_baseline(args.baseline, files)  # before any scoring
     scored_dir = Path(args.out) / "scored"
     scored_dir.mkdir(parents=True, exist_ok=True)
     runs, extra = {}, {"scoring": {}}
@@ -293,6 +337,7 @@ def _write_failures(path: str, runs: dict) -> None:
 
 def _cmd_report(args) -> int:
     files = discover_runs(args.runs, args.run, args.step, exclude=args.out)
+    _check_baseline(args.baseline, files)
     runs, extra = {}, {"skipped_lines": {}}
     for name, fl in files.items():
         recs, skipped = load_run(fl, args.data_source)
@@ -310,6 +355,11 @@ def _cmd_rare_set(args) -> int:
     from verl_focal.eval.rare import select_rare
     from verl_focal.eval.scoring import score_records
 
+    _require_model("--model", args.model)
+    for f in args.generations or []:
+        _require_file("--generations", f)
+    if args.data:
+        _require_file("--data", args.data)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.data:
@@ -354,6 +404,8 @@ def _cmd_rare_nll(args) -> int:
     from verl_focal.eval.nll import load_model, response_nll
     from verl_focal.eval.rare import delta_nll_rare
 
+    _require_file("--rare-set", args.rare_set)
+    _require_model("--model", args.model)
     stats = ReadStats()
     items = list(read_jsonl(args.rare_set, stats))
     if stats.malformed:

@@ -15,22 +15,47 @@
                  old-log-prob pass, to start slow work (judge requests) that
                  ``prepare`` later joins.  It must never raise into the step.
 
+Every estimator is registered twice: under its plain name (``f_grpo``) and under a
+namespaced alias (``verl_focal.f_grpo``) that no other package will take, so a user
+can always pin ours with ``algorithm.adv_estimator=verl_focal.f_grpo``.
+
 Registration is idempotent: importing an estimator module twice (the
 ``verl.plugins`` entry point and ``VERL_USE_EXTERNAL_MODULES``, or by file path)
-re-registers a function of the same module and qualified name silently; a
-*different* function under one of our names raises.
+re-registers a function of the same module and qualified name silently.  If a
+*different* function already holds one of our names (a later verl shipping its own
+``f_grpo``), we leave it alone, log a WARNING (verl swallows plugin exceptions at
+DEBUG level, so raising would hide it), and :func:`collision_problem` makes every
+start-up path (``verl-focal check``, ``--dry-run``, our entry point, the hooked
+trainer) refuse a config that uses the contested name.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-__all__ = ["EstimatorSpec", "register_estimator", "get_spec", "registered_names", "register_all", "ESTIMATOR_MODULES"]
+__all__ = [
+    "EstimatorSpec",
+    "register_estimator",
+    "get_spec",
+    "registered_names",
+    "register_all",
+    "collision_problem",
+    "collisions",
+    "alias",
+    "ALIAS_PREFIX",
+    "ESTIMATOR_MODULES",
+]
 
-#: Modules whose import registers estimators.  A module that is absent in this
-#: checkout is skipped; one that fails to import raises.
+logger = logging.getLogger(__name__)
+
+#: prefix of the namespaced alias every estimator of ours is also registered under
+ALIAS_PREFIX = "verl_focal."
+
+#: Modules whose import registers estimators.
 ESTIMATOR_MODULES = (
     "verl_focal.integration.estimators_focal",
     "verl_focal.integration.estimators_cue",
@@ -50,7 +75,18 @@ class EstimatorSpec:
         return frozenset(self.needs(algorithm_config) if callable(self.needs) else self.needs)
 
 
-_SPECS: dict[str, EstimatorSpec] = {}
+_SPECS: dict[str, EstimatorSpec] = {}  # every name that resolves to ours in verl's registry
+_OURS: dict[str, EstimatorSpec] = {}  # plain name -> our spec, whether or not we hold the plain name
+_COLLISIONS: dict[str, Callable] = {}  # name -> the other function that held it when we registered
+
+
+def alias(name: str) -> str:
+    """The namespaced alias of one of our estimator names: ``f_grpo`` -> ``verl_focal.f_grpo``."""
+    return name if name.startswith(ALIAS_PREFIX) else ALIAS_PREFIX + name
+
+
+def _describe(fn: Callable) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
 
 
 def _same_function(a: Callable, b: Callable) -> bool:
@@ -66,43 +102,82 @@ def register_estimator(
     prepare: Callable[[Any, Any], None] | None = None,
     prefetch: Callable[[Any, Any], None] | None = None,
 ) -> Callable[[Callable], Callable]:
-    """Decorator: register ``fn`` as verl advantage estimator ``name``."""
+    """Decorator: register ``fn`` as verl advantage estimator ``name`` and ``verl_focal.<name>``."""
 
     def deco(fn: Callable) -> Callable:
         from verl.trainer.ppo import core_algos
 
-        existing = core_algos.ADV_ESTIMATOR_REGISTRY.get(name)
-        if existing is not None and not _same_function(existing, fn):
-            raise ValueError(
-                f"advantage estimator {name!r} is already registered to "
-                f"{getattr(existing, '__module__', '?')}.{getattr(existing, '__qualname__', existing)}; "
-                "verl-focal will not overwrite another package's estimator"
-            )
-        core_algos.ADV_ESTIMATOR_REGISTRY[name] = fn  # same function (maybe re-imported): replace
-        _SPECS[name] = EstimatorSpec(
+        spec = EstimatorSpec(
             name=name, fn=fn, needs=needs if callable(needs) else frozenset(needs), prepare=prepare, prefetch=prefetch
         )
+        for key in (name, alias(name)):
+            existing = core_algos.ADV_ESTIMATOR_REGISTRY.get(key)
+            if existing is not None and not _same_function(existing, fn):
+                _COLLISIONS[key] = existing
+                logger.warning(
+                    "verl-focal: advantage estimator %r is already registered to %s; verl-focal's %s is NOT "
+                    "registered under that name. Use algorithm.adv_estimator=%s for verl-focal's.",
+                    key, _describe(existing), _describe(fn), alias(name),
+                )
+                continue
+            core_algos.ADV_ESTIMATOR_REGISTRY[key] = fn  # same function (maybe re-imported): replace
+            _SPECS[key] = spec
+            _COLLISIONS.pop(key, None)
+        _OURS.setdefault(name, spec)
+        if _same_function(_OURS[name].fn, fn):
+            _OURS[name] = spec
         return fn
 
     return deco
 
 
 def get_spec(name: Any) -> EstimatorSpec | None:
-    """Our spec for an ``algorithm.adv_estimator`` value, or None for verl's own estimators."""
+    """Our spec for an ``algorithm.adv_estimator`` value, or None for verl's own estimators
+    (and for a name another package holds)."""
     key = getattr(name, "value", name)
-    return _SPECS.get(key) if isinstance(key, str) else None
+    if not isinstance(key, str) or key not in _SPECS:
+        return None
+    from verl.trainer.ppo import core_algos
+
+    spec = _SPECS[key]
+    return spec if _same_function(core_algos.ADV_ESTIMATOR_REGISTRY.get(key, spec.fn), spec.fn) else None
 
 
-def registered_names() -> list[str]:
-    return sorted(_SPECS)
+def registered_names(aliases: bool = False) -> list[str]:
+    """Our estimator names (``f_grpo``, ...), with their ``verl_focal.`` aliases if ``aliases``."""
+    names = sorted(_OURS)
+    return sorted(names + [alias(n) for n in names]) if aliases else names
+
+
+def collisions() -> dict[str, str]:
+    """Our names that verl's registry maps to another package's function: name -> that function."""
+    from verl.trainer.ppo import core_algos
+
+    out = {}
+    for name, spec in _OURS.items():
+        for key in (name, alias(name)):
+            held = core_algos.ADV_ESTIMATOR_REGISTRY.get(key)
+            if held is not None and not _same_function(held, spec.fn):
+                out[key] = _describe(held)
+    return out
+
+
+def collision_problem(estimator: Any) -> str | None:
+    """Why ``algorithm.adv_estimator=estimator`` must not start (another package holds our name), or None."""
+    key = getattr(estimator, "value", estimator)
+    other = collisions().get(key) if isinstance(key, str) else None
+    if other is None:
+        return None
+    plain = key[len(ALIAS_PREFIX):] if key.startswith(ALIAS_PREFIX) else key
+    ours = _describe(_OURS[plain].fn)
+    return (
+        f"algorithm.adv_estimator={key!r} is registered in verl to {other}, not to verl-focal's {ours}; "
+        f"set algorithm.adv_estimator={alias(plain)} to train with verl-focal's (or remove the other package)"
+    )
 
 
 def register_all() -> list[str]:
     """Import every estimator module (registering them in verl); return our names."""
     for mod in ESTIMATOR_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
+        importlib.import_module(mod)
     return registered_names()

@@ -3,8 +3,8 @@
 ``FocalTaskRunnerV1`` maps ``trainer.v1.trainer_mode`` (sync / colocate_async /
 separate_async) to our hooked mode and otherwise runs verl's
 ``TaskRunnerV1.run`` unchanged; ``FocalLegacyTaskRunner`` installs the legacy
-hook and runs verl's legacy ``TaskRunner.run``.  Both validate our config
-sections again inside the Ray actor, before any worker or model starts.
+hook and runs verl's legacy ``TaskRunner.run``.  Both run the start-up
+checks again inside the Ray actor, before any worker or model starts.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from omegaconf import DictConfig, open_dict
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.main_ppo_v0 import TaskRunner as LegacyTaskRunner
 
-from verl_focal.config.schema import validate_algorithm_config
 from verl_focal.integration.modes import hooked_mode
+from verl_focal.integration.preflight import validate_start
 
 __all__ = ["FocalTaskRunnerV1", "FocalLegacyTaskRunner", "select_hooked_mode"]
 
@@ -31,7 +31,7 @@ def select_hooked_mode(config: DictConfig) -> str:
 
 class _FocalTaskRunnerV1(TaskRunnerV1.__ray_actor_class__):
     def run(self, config: DictConfig):
-        validate_algorithm_config(config.algorithm)
+        validate_start(config)
         select_hooked_mode(config)
         return super().run(config)
 
@@ -40,7 +40,7 @@ class _FocalLegacyTaskRunner(LegacyTaskRunner.__ray_actor_class__):
     def run(self, config: DictConfig):
         from verl_focal.integration.trainer import install_legacy_hook
 
-        validate_algorithm_config(config.algorithm)
+        validate_start(config)
         model_cfg = config.actor_rollout_ref.model
 
         def tokenizer_factory():

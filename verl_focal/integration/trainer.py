@@ -63,6 +63,9 @@ class FocalHookMixin:
     _focal_base_mode: str = "sync"
 
     def __init__(self, config, *args: Any, **kwargs: Any) -> None:
+        from verl_focal.integration.preflight import validate_start
+
+        validate_start(config)  # stock main_ppo with a focal_* mode: refuse a bad config before workers start
         # verl/trainer/ppo/v1/trainer_base.py branches on `self.trainer_mode == "sync"` (replay
         # buffer, refill, checkpoint restore): the base class must see the base mode.
         with open_dict(config):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +121,9 @@ def agreement(judge, other, groups: list[tuple[str | None, list[str]]]) -> dict[
 
 
 def run(args: argparse.Namespace) -> int:
+    from verl_focal.config.errors import InputError, UserError
     from verl_focal.partition.base import get_partitioner
-    from verl_focal.partition.judge import JudgePartitioner
+    from verl_focal.partition.judge import JudgePartitioner, check_judge
 
     try:
         groups = load_groups(args.path)
@@ -134,11 +134,20 @@ def run(args: argparse.Namespace) -> int:
             if getattr(args, flag) is not None:
                 section[key] = getattr(args, flag)
         section["fallback"] = "single"  # failed groups are excluded, so the fallback never matters here
+        try:
+            against_kwargs = json.loads(args.against_kwargs)
+        except ValueError as e:
+            raise InputError(f"--against-kwargs {args.against_kwargs!r} is not JSON ({e})") from None
+        other = get_partitioner(args.against, **against_kwargs)
+        # a dead server, a wrong key or an unknown model: say so once, naming the URL, before any request
+        problems = check_judge(section)
+        if problems:
+            raise InputError("; ".join(problems))
         judge = JudgePartitioner(section)
-        other = get_partitioner(args.against, **json.loads(args.against_kwargs))
+    except UserError:
+        raise
     except (OSError, ValueError) as e:
-        print(f"verl-focal agreement: {e}", file=sys.stderr)
-        return 2
+        raise InputError(str(e)) from None
     try:
         result = agreement(judge, other, groups)
     finally:

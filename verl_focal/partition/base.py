@@ -25,13 +25,19 @@ it is constructed with the keyword arguments of ``algorithm.cue.partitioner_kwar
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Sequence
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from verl_focal.config.errors import ConfigError, did_you_mean
 
 __all__ = [
     "Partitioner",
     "register_partitioner",
     "get_partitioner",
     "list_partitioners",
+    "resolve_partitioner",
+    "check_partitioner_kwargs",
     "canonical_labels",
 ]
 
@@ -80,19 +86,81 @@ def register_partitioner(name: str) -> Callable[[type], type]:
 
 def _load_builtin() -> None:
     # Importing the modules registers their partitioners.
-    from verl_focal.partition import controls  # noqa: F401
-
-    for mod in ("verl_focal.partition.strategy_cue", "verl_focal.partition.judge"):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:  # a module not written yet in this checkout
-            if e.name != mod:
-                raise
+    from verl_focal.partition import controls, judge, strategy_cue  # noqa: F401
 
 
 def list_partitioners() -> list[str]:
     _load_builtin()
     return sorted(_REGISTRY)
+
+
+_KEY = "algorithm.cue.partitioner"
+
+
+def resolve_partitioner(name: str) -> Callable[..., Any]:
+    """The class (or factory) that ``algorithm.cue.partitioner`` names, without building it.
+
+    ``name`` is a registered name or an import path ``pkg.module:Name``.  Raises
+    :class:`~verl_focal.config.errors.ConfigError` (a ``ValueError``) naming the value and the
+    fix: an unknown name (with did-you-mean), a module that is not installed, a module without
+    that attribute, or a class without a ``partition(texts, problem)`` method.  Imports the
+    user's module, nothing else: no network, no model.
+    """
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{_KEY} must be a non-empty string, got {name!r}; set {_KEY}=strategy_cue (default)")
+    if ":" not in name:
+        _load_builtin()
+        if name not in _REGISTRY:
+            raise ConfigError(
+                f"unknown {_KEY}={name!r}{did_you_mean(name, _REGISTRY)}; choose one of {sorted(_REGISTRY)} "
+                "or give an import path 'package.module:ClassName'"
+            )
+        return _REGISTRY[name]
+    mod_name, _, attr = name.partition(":")
+    if not mod_name or not attr:
+        raise ConfigError(f"{_KEY}={name!r}: give an import path 'package.module:ClassName'")
+    try:
+        module = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        if e.name and (mod_name == e.name or mod_name.startswith(e.name + ".")):
+            raise ConfigError(
+                f"{_KEY}={name!r}: no module named {e.name!r} is importable; install it or put it on PYTHONPATH "
+                "(in every Ray worker too), or fix the path 'package.module:ClassName'"
+            ) from e
+        raise ConfigError(f"{_KEY}={name!r}: importing {mod_name!r} failed: {e}") from e
+    except ImportError as e:
+        raise ConfigError(f"{_KEY}={name!r}: importing {mod_name!r} failed: {e}") from e
+    if not hasattr(module, attr):
+        public = [n for n in vars(module) if not n.startswith("_")]
+        raise ConfigError(
+            f"{_KEY}={name!r}: module {mod_name!r} has no attribute {attr!r}{did_you_mean(attr, public)}"
+        )
+    target = getattr(module, attr)
+    if isinstance(target, type) and not callable(getattr(target, "partition", None)):
+        raise ConfigError(
+            f"{_KEY}={name!r}: {target.__module__}.{target.__qualname__} is not a Partitioner (no "
+            "partition(texts, problem) method); subclass verl_focal.partition.base.Partitioner"
+        )
+    if not callable(target):
+        raise ConfigError(f"{_KEY}={name!r}: {type(target).__name__} object is not a class or factory")
+    return target
+
+
+def check_partitioner_kwargs(target: Callable[..., Any], kwargs: dict, name: str = "") -> None:
+    """Check that ``target(**kwargs)`` binds (unknown or missing arguments), without calling it."""
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return
+    try:
+        sig.bind(**kwargs)
+    except TypeError as e:
+        params = [p for p in sig.parameters if p != "self"]
+        hint = "".join(did_you_mean(k, params) for k in kwargs if k not in sig.parameters)[:80]
+        raise ConfigError(
+            f"algorithm.cue.partitioner_kwargs={dict(kwargs)} do not fit {name or getattr(target, '__name__', target)}"
+            f"({', '.join(params)}): {e}{hint}"
+        ) from None
 
 
 def get_partitioner(name: str, **kwargs: Any) -> Partitioner:
@@ -101,31 +169,13 @@ def get_partitioner(name: str, **kwargs: Any) -> Partitioner:
     >>> get_partitioner("single").partition(["a", "b"])
     [0, 0]
     """
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"algorithm.cue.partitioner must be a non-empty string, got {name!r}")
-    if ":" in name:
-        mod_name, _, attr = name.partition(":")
-        try:
-            target = getattr(importlib.import_module(mod_name), attr)
-        except (ImportError, AttributeError) as e:
-            raise ValueError(
-                f"algorithm.cue.partitioner={name!r} could not be imported ({e}); "
-                "give 'package.module:ClassName' of an importable class with a partition(texts, problem) method"
-            ) from e
-    else:
-        _load_builtin()
-        if name not in _REGISTRY:
-            raise ValueError(
-                f"unknown algorithm.cue.partitioner={name!r}; choose one of {sorted(_REGISTRY)} "
-                "or an import path 'package.module:ClassName'"
-            )
-        target = _REGISTRY[name]
+    target = resolve_partitioner(name)
     try:
         obj = target(**kwargs)
     except TypeError as e:
-        raise ValueError(f"algorithm.cue.partitioner={name!r} rejected algorithm.cue.partitioner_kwargs={kwargs}: {e}") from e
+        raise ConfigError(f"{_KEY}={name!r} rejected algorithm.cue.partitioner_kwargs={kwargs}: {e}") from e
     if not callable(getattr(obj, "partition", None)):
-        raise ValueError(f"algorithm.cue.partitioner={name!r} built {type(obj).__name__}, which has no partition(texts, problem) method")
+        raise ConfigError(f"{_KEY}={name!r} built {type(obj).__name__}, which has no partition(texts, problem) method")
     if not isinstance(obj, Partitioner):
         obj = _Adapter(obj)
     return obj

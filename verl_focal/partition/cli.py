@@ -12,13 +12,16 @@ import argparse
 import json
 import sys
 
+from verl_focal.config.errors import InputError
+
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="trace files (text) or .jsonl files; '-' reads stdin")
     parser.add_argument("--cue-set", default="math_v1", help="catalogue name or .yaml/.json path (default math_v1)")
-    parser.add_argument("--backend", default="auto", choices=["auto", "regex", "hyperscan"])
+    parser.add_argument("--backend", default="auto", choices=["auto", "regex", "hyperscan"],
+                        help="cue-matching engine (default auto: Hyperscan when installed, else regex)")
     parser.add_argument("--epsilon", type=float, default=0.5, help="cosine threshold ε (default 0.5)")
     parser.add_argument("--rho", type=float, default=0.75, help="suppression share ρ (default 0.75)")
     parser.add_argument("--field", default="response", help="JSON field holding the text in .jsonl files")
@@ -54,9 +57,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         traces = _read(args.files, args.field)
         part = StrategyCuePartitioner(cue_set=args.cue_set, epsilon=args.epsilon, rho=args.rho, backend=args.backend)
-    except (OSError, ValueError) as e:
-        print(f"verl-focal cues: {e}", file=sys.stderr)
-        return 2
+    except OSError as e:
+        raise InputError(f"{e.filename or args.files}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise InputError(str(e)) from None
     ex = get_extractor(args.cue_set, args.backend)
     sigs = [signature(t, args.cue_set, args.backend) for _, t in traces]
     labels = part.partition_signatures(sigs)

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from verl_focal.config.schema import ConfigError
+from verl_focal.config.errors import ConfigError
 from verl_focal.partition.base import Partitioner, get_partitioner
 
 __all__ = [

@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         cfg = build_config(args)
     except ValueError as exc:
-        raise SystemExit(f"verl-focal sim: {exc}") from None
+        given = f" (--n-grid {' '.join(args.n_grid)})" if args.n_grid and "int()" in str(exc) else ""
+        raise SystemExit(f"verl-focal sim: {exc}{given}") from None
     name = args.name or ("sim_quick" if args.quick else "sim")
     mu, tau = initial_masses(cfg)
     print(f"App. J simulation: K={cfg.n_actions} actions, {cfg.n_correct} correct, initial correct mass {mu:.4f}, "

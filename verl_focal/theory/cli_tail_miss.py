@@ -44,7 +44,15 @@ def run(args: argparse.Namespace) -> int:
     if args.mu is None or (args.tau is None and args.rho is None):
         raise SystemExit("verl-focal tail-miss: give --mu and one of --tau / --rho (or --spec-table)")
     mu = args.mu
+    if not 0.0 < mu < 1.0:
+        raise SystemExit(f"verl-focal tail-miss: --mu {mu:g} must lie strictly between 0 and 1 (e.g. --mu 0.64)")
+    if args.rho is not None and not 0.0 < args.rho < 1.0:
+        raise SystemExit(f"verl-focal tail-miss: --rho {args.rho:g} must lie strictly between 0 and 1 (e.g. 0.01)")
     tau = args.tau if args.tau is not None else args.rho * mu
+    if args.tau is not None and not 0.0 < tau < mu:
+        raise SystemExit(
+            f"verl-focal tail-miss: --tau {tau:g} must lie strictly between 0 and --mu {mu:g} (e.g. --tau {mu / 100:g})"
+        )
     try:
         ns = np.array(sorted(set(parse_group_sizes(args.n))), dtype=np.float64)
         p = tail_miss_probability(mu, tau, ns)

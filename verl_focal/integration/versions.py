@@ -1,0 +1,84 @@
+"""The installed stack against verl's own pins.
+
+verl's extras pin the stack it was tested with (``verl[vllm]``: vllm, torch, transformers;
+``verl[sglang]``: sglang, torch, transformers).  We read those pins from verl's installed
+metadata (``importlib.metadata.requires("verl")``, with their ``extra == ...`` markers), so
+nothing here is typed twice, and compare them with what is installed.  A mismatch is a
+one-line warning naming both versions; it never stops a run.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import logging
+
+from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
+
+__all__ = ["verl_pins", "version_mismatches", "warn_on_version_mismatch", "ENGINES", "CHECKED"]
+
+logger = logging.getLogger(__name__)
+
+#: rollout engines with a verl extra of the same name
+ENGINES = ("vllm", "sglang")
+#: packages whose version we compare with verl's pins
+CHECKED = ("vllm", "sglang", "torch", "transformers")
+
+
+def verl_pins(extra: str | None) -> dict[str, Requirement]:
+    """verl's requirements on :data:`CHECKED` packages for ``extra`` (None = the base install)."""
+    out: dict[str, Requirement] = {}
+    for line in md.requires("verl") or []:
+        req = Requirement(line)
+        if req.name not in CHECKED:
+            continue
+        if extra is None:
+            if req.marker is None:
+                out[req.name] = req
+        elif (
+            req.marker is not None
+            and req.marker.evaluate({"extra": extra})
+            and not req.marker.evaluate({"extra": ""})
+        ):
+            out[req.name] = req
+    return out
+
+
+def _installed(name: str) -> str | None:
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+
+
+def version_mismatches() -> list[str]:
+    """One line per installed package outside verl's pin (engine extra if an engine is installed)."""
+    verl_version = _installed("verl") or "?"
+    engines = [e for e in ENGINES if _installed(e)]
+    problems = []
+    for extra in engines or [None]:
+        pins = {**verl_pins(None), **verl_pins(extra)} if extra else verl_pins(None)
+        for name, req in sorted(pins.items()):
+            have = _installed(name)
+            if have is None or not req.specifier:
+                continue
+            try:
+                ok = req.specifier.contains(Version(have).base_version if "+" in have else have, prereleases=True)
+            except InvalidVersion:
+                continue
+            if not ok:
+                where = f"verl[{extra}]=={verl_version}" if extra else f"verl=={verl_version}"
+                problems.append(
+                    f"{name} {have} is installed but {where} was tested with {name}{req.specifier}; "
+                    f"`pip install 'verl-focal[{extra}]'` installs the tested stack" if extra else
+                    f"{name} {have} is installed but {where} requires {name}{req.specifier}"
+                )
+    return problems
+
+
+def warn_on_version_mismatch() -> list[str]:
+    """Log each mismatch as one WARNING line; return them."""
+    problems = version_mismatches()
+    for p in problems:
+        logger.warning("verl-focal: %s", p)
+    return problems
