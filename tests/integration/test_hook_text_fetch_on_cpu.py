@@ -85,3 +85,45 @@ class _CountingTokenizer:
 
     def __getattr__(self, name):
         return getattr(self._tok, name)
+
+
+def test_prefetch_runs_in_the_background_and_the_step_reuses_its_rows(transfer_queue, composed_config, tokenizer):
+    rows = _rows()
+    meta, _ = _put(transfer_queue, tokenizer, rows, False, np.random.default_rng(6))
+    trainer = _trainer(composed_config, tokenizer, ["algorithm.adv_estimator=cue_grpo"])
+    calls = []
+    trainer.tokenizer = _CountingTokenizer(tokenizer, calls)
+    trainer._focal_prefetch(meta)  # what _compute_old_log_prob does before verl's log-prob pass
+    trainer._focal_prefetched[2].join()  # the old-log-prob pass would run here
+    assert calls == [sum(1 for r in rows if r[2] > 0.5)]  # decoded in the background
+    metrics: dict = {}
+    trainer._compute_advantage(meta, metrics)
+    assert len(calls) == 1  # nothing decoded again
+    assert metrics["verl_focal/prefetched"] == 1.0
+    assert 0.0 <= metrics["verl_focal/prefetch_wait_s"] < 0.5
+    np.testing.assert_allclose(_advantages(transfer_queue, meta), _reference(rows, meta), atol=1e-5)
+
+
+def test_a_failed_prefetch_is_counted_and_the_step_does_the_work(transfer_queue, composed_config, tokenizer):
+    from verl_focal.integration.trainer import FocalHookMixin
+
+    rows = _rows()
+    meta, _ = _put(transfer_queue, tokenizer, rows, True, np.random.default_rng(7))
+    trainer = _trainer(composed_config, tokenizer, ["algorithm.adv_estimator=f_cue_grpo"])
+    attempts = []
+
+    def flaky_fetch(batch, needs):
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionError("storage unit went away")
+        return FocalHookMixin._focal_fetch_context(trainer, batch, needs)
+
+    trainer._focal_fetch_context = flaky_fetch
+    trainer._focal_prefetch(meta)
+    metrics: dict = {}
+    trainer._compute_advantage(meta, metrics)
+    assert len(attempts) == 2
+    assert metrics["verl_focal/prefetch_failed"] == 1.0 and "verl_focal/prefetched" not in metrics
+    ref = cue_corpus.reference_advantages(rows, gamma=0.5)
+    by_key = {f"{r[0]}_{k}_0": ref[k] for k, r in enumerate(rows)}
+    np.testing.assert_allclose(_advantages(transfer_queue, meta), [by_key[k] for k in meta.keys], atol=1e-5)

@@ -30,6 +30,7 @@ Legacy trainer (``trainer.use_v1=false``)
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any
 
@@ -152,18 +153,31 @@ class FocalHookMixin:
 
     # -- overlap: start slow group-level work before the old-log-prob pass -----
     def _focal_prefetch(self, batch) -> None:
-        """Fetch the context early and run the estimator's ``prefetch`` (never raises)."""
+        """Start, in a background thread, the context fetch and the estimator's ``prefetch``.
+
+        ``_compute_old_log_prob`` calls this before verl's log-prob pass, during which the
+        driver mostly waits on the workers: reading the rows, decoding the texts the estimator
+        needs and sending the judge's requests then cost the step nothing.  The advantage step
+        joins the thread (``verl_focal/prefetch_wait_s``).  Never raises: a failure is logged
+        and counted at the join, and the advantage step does the work itself.
+        """
         self._focal_prefetched = None
         spec = get_spec(self.config.algorithm.adv_estimator)
         if spec is None or spec.prefetch is None:
             return
-        try:
-            ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
-            spec.prefetch(ctx, self.config.algorithm)
-            self._focal_prefetched = (tuple(batch.keys), batch.partition_id, ctx)
-        except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
-            logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", spec.name, e)
-            self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
+                spec.prefetch(ctx, self.config.algorithm)
+                box["ctx"] = ctx
+            except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
+                box["error"] = e
+
+        thread = threading.Thread(target=work, name="verl-focal-prefetch", daemon=True)
+        thread.start()
+        self._focal_prefetched = (tuple(batch.keys), batch.partition_id, thread, box, spec.name)
 
     def _compute_old_log_prob(self, batch, metrics: dict):
         self._focal_prefetch(batch)
@@ -172,11 +186,23 @@ class FocalHookMixin:
     def _focal_context_for(self, batch, spec) -> AdvantageContext:
         cached = getattr(self, "_focal_prefetched", None)
         self._focal_prefetched = None
-        if cached is not None and cached[0] == tuple(batch.keys) and cached[1] == batch.partition_id:
-            ctx = cached[2]  # same rows: reuse what prefetch fetched and decoded
-            # keep the fetch timing (spent before the old-log-prob pass); drop what prefetch logged
-            ctx.metrics = {"verl_focal/prefetched": 1.0, "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0)}
-            return ctx
+        if cached is not None:
+            keys, partition_id, thread, box, name = cached
+            t0 = time.perf_counter()
+            thread.join()
+            wait = time.perf_counter() - t0
+            if "error" in box:
+                logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", name, box["error"])
+                self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
+            elif keys == tuple(batch.keys) and partition_id == batch.partition_id and name == spec.name:
+                ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
+                # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
+                ctx.metrics = {
+                    "verl_focal/prefetched": 1.0,
+                    "verl_focal/prefetch_wait_s": wait,
+                    "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
+                }
+                return ctx
         return self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
 
     def _compute_advantage(self, batch, metrics: dict):
