@@ -74,7 +74,9 @@ def test_f_grpo_logs_fetch_and_advantage_time_but_reads_no_text(transfer_queue, 
 
 
 class _CountingTokenizer:
-    """The real tokenizer; records the size of every batch_decode call."""
+    """The real tokenizer; records the size of every batch_decode call.  It hides its Rust
+    backend, so the hook's decoder uses batch_decode for every row (test_decode.py covers the
+    byte-level fast path)."""
 
     def __init__(self, tok, calls):
         self._tok, self._calls = tok, calls
@@ -84,6 +86,8 @@ class _CountingTokenizer:
         return self._tok.batch_decode(ids, **kw)
 
     def __getattr__(self, name):
+        if name == "backend_tokenizer":
+            raise AttributeError(name)
         return getattr(self._tok, name)
 
 

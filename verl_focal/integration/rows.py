@@ -23,6 +23,7 @@ __all__ = [
     "extras_column",
     "build_context",
     "text_rows",
+    "nested_rows",
     "TEXT_NEEDS",
     "SIGNATURE_EXTRA",
 ]
@@ -43,6 +44,24 @@ def as_list(column: Any) -> list:
     else:
         items = list(column)
     return [getattr(x, "data", x) for x in items]
+
+
+def nested_rows(column: Any) -> list:
+    """A (jagged nested / padded / list) column of token ids as one numpy array per row.
+
+    For a jagged nested tensor the rows are views of its flat values (no per-token Python
+    objects); a plain tensor gives its rows; anything else goes through :func:`as_list`.
+    """
+    if getattr(column, "is_nested", False):
+        try:  # jagged layout (TransferQueue's): one flat buffer and row offsets
+            values = column.values().cpu().numpy()
+            offsets = column.offsets().cpu().numpy()
+        except (RuntimeError, AttributeError, ValueError):  # strided nested layout
+            return [t.cpu().numpy() for t in column.unbind()]
+        return [values[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    if hasattr(column, "numpy") and getattr(column, "ndim", 0) == 2:
+        return list(column.cpu().numpy())
+    return [np.asarray(x) for x in as_list(column)]
 
 
 def reward_extra_info_of(extra_fields: Any) -> dict:

@@ -40,12 +40,14 @@ from omegaconf import open_dict
 
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 from verl_focal.integration.context import AdvantageContext, LazyTexts, use_context
+from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.registration import get_spec
 from verl_focal.integration.rows import (
     SIGNATURE_EXTRA,
     as_list,
     build_context,
     last_user_text,
+    nested_rows,
     reward_extra_info_of,
     text_rows,
 )
@@ -142,14 +144,20 @@ class FocalHookMixin:
             def fetch_ids(rows: np.ndarray) -> list:
                 got = tq.kv_batch_get(keys=[keys[i] for i in rows.tolist()], partition_id=partition_id,
                                       select_fields=["responses"])["responses"]
-                return [t.tolist() for t in got.unbind()] if hasattr(got, "unbind") else as_list(got)
-
-            def decode(ids: list) -> list[str]:
-                return self.tokenizer.batch_decode(ids, skip_special_tokens=True)
+                return nested_rows(got)
 
             sigs = ctx.extras.get(SIGNATURE_EXTRA) if SIGNATURE_EXTRA in needs else None
-            ctx.responses = LazyTexts(len(uids), fetch_ids, decode, preload=text_rows(ctx.uids, ctx.acc, sigs))
+            ctx.responses = LazyTexts(
+                len(uids), fetch_ids, self._focal_decoder(), preload=text_rows(ctx.uids, ctx.acc, sigs)
+            )
         return ctx
+
+    def _focal_decoder(self) -> BatchDecoder:
+        """One :class:`BatchDecoder` per tokenizer (its byte table is built once)."""
+        dec = getattr(self, "_focal_batch_decoder", None)
+        if dec is None or dec.tokenizer is not self.tokenizer:
+            dec = self._focal_batch_decoder = BatchDecoder(self.tokenizer)
+        return dec
 
     # -- overlap: start slow group-level work before the old-log-prob pass -----
     def _focal_prefetch(self, batch) -> None:
@@ -301,13 +309,10 @@ def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key:
         mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
 
         def fetch_ids(rows: np.ndarray) -> list:
-            return [resp[i][mask[i].bool()].tolist() if mask is not None else resp[i].tolist() for i in rows.tolist()]
-
-        def decode(ids: list) -> list[str]:
-            return tokenizer.batch_decode(ids, skip_special_tokens=True)
+            return [resp[i][mask[i].bool()].numpy() if mask is not None else resp[i].numpy() for i in rows.tolist()]
 
         sigs = ctx.extras.get(SIGNATURE_EXTRA) if SIGNATURE_EXTRA in needs else None
-        ctx.responses = LazyTexts(n, fetch_ids, decode, preload=text_rows(ctx.uids, ctx.acc, sigs))
+        ctx.responses = LazyTexts(n, fetch_ids, BatchDecoder(tokenizer), preload=text_rows(ctx.uids, ctx.acc, sigs))
     return ctx
 
 
