@@ -19,13 +19,17 @@ Arms (each timed for one step; the step is repeated ``--repeats`` times, arms in
 * ``cue_text``    ``cue_grpo`` with ``algorithm.cue.source=text``: the hook decodes, the cues are extracted
 * ``f_cue``       ``f_cue_grpo`` (``source=auto``, signatures present)
 * ``cue_judge``   ``cue_grpo`` with the judge partitioner against a loopback judge (``--judge-latency``
-                  per request), the prefetch called as ``_compute_old_log_prob`` calls it, then
-                  ``--overlap-s`` of stand-in old-log-prob time (not charged), then the step
+                  per request)
+
+Every step runs as in the trainer: the hook's prefetch (what ``_compute_old_log_prob`` calls
+before verl's log-prob pass; a background thread for the cue estimators), ``--overlap-s`` of
+stand-in old-log-prob time (not charged to the wall time), then ``_compute_advantage``.
 
 Per arm: wall and CPU time of the step (CPU = this process's user+system time, all threads;
 the TransferQueue storage actor and the judge run in other processes) and the ratio to the
 baseline; the split read from the step's own metrics (``verl_focal/fetch_s``,
-``verl_focal/decode_s``, ``verl_focal/prepare_s``, ``cue/partition_time_s``) plus the time
+``verl_focal/decode_s``, ``verl_focal/prepare_s``, ``cue/partition_time_s``, and ``join``: the
+time the step blocked on the prefetch thread and the judge) plus the time
 spent inside the registered estimator and in the credit rule (measured by wrapping the
 functions); peak extra RSS of this process during the step over its RSS just before, from a
 sampling thread (every 2 ms, ``/proc/self/statm``).
@@ -379,35 +383,37 @@ SPLIT_KEYS = {
     "extract": "cue/extract_time_s",
     "cluster": "cue/cluster_time_s",
     "judge_wait": "judge/wait_s",
+    "prefetch_wait": "verl_focal/prefetch_wait_s",
 }
 
 
 def run_arm(arm: str, trainer, batch: Batch, timers: Timers, overlap_s: float) -> dict:
+    """One step as the trainer runs it: ``_focal_prefetch`` (what ``_compute_old_log_prob`` calls
+    first; a background thread for the cue estimators, nothing for the others), ``overlap_s`` of
+    stand-in old-log-prob time, then ``_compute_advantage``.  Wall time excludes the stand-in
+    window; CPU time includes whatever ran in the background during it."""
     release_memory()
     timers.t.clear()
     metrics: dict = {}
-    prefetch_wall = prefetch_cpu = 0.0
     with PeakRSS() as mem:
         c0, t0 = time.process_time(), time.perf_counter()
-        if arm == "cue_judge":
-            trainer._focal_prefetch(batch.meta)  # what _compute_old_log_prob does before verl's pass
-            prefetch_wall = time.perf_counter() - t0
-            prefetch_cpu = time.process_time() - c0
-            time.sleep(overlap_s)  # the old-log-prob pass: not charged to the step's wall time
-            t0 = time.perf_counter()
+        if hasattr(trainer, "_focal_prefetch"):
+            trainer._focal_prefetch(batch.meta)
+        prefetch_wall = time.perf_counter() - t0
+        time.sleep(overlap_s)  # the old-log-prob pass: not charged to the step's wall time
+        t0 = time.perf_counter()
         trainer._compute_advantage(batch.meta, metrics)
         wall = time.perf_counter() - t0 + prefetch_wall
-        cpu = time.process_time() - c0  # judge arm: includes the client's CPU during the overlap
+        cpu = time.process_time() - c0
     split = {k: float(metrics[v]) for k, v in SPLIT_KEYS.items() if v in metrics}
     split["estimator"] = timers.t.get("estimator", 0.0)
     split["credit"] = timers.t.get("credit", 0.0)
-    if prefetch_wall:
-        split["prefetch"] = prefetch_wall
+    split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0)
     extra = {k: float(v) for k, v in metrics.items()
              if k in ("verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
-                      "cue/groups_from_text", "judge/fallback_rate", "judge/requests")}
+                      "cue/groups_from_text", "judge/fallback_rate", "judge/requests", "verl_focal/advantage_s")}
     return {"arm": arm, "wall_s": wall, "cpu_s": cpu, "peak_extra_rss_mib": mem.extra / 2**20,
-            "split": split, "metrics": extra, "prefetch_cpu_s": prefetch_cpu}
+            "split": split, "metrics": extra}
 
 
 def summarise(runs: list[dict]) -> dict:
@@ -491,7 +497,7 @@ def fmt_table(size: Size, results: dict[str, dict]) -> str:
         lines.append(
             f"{arm:<10} {w:8.3f} {w / bw:7.3f} {w - bw:+7.2f} {c:8.3f} {c / bc:7.3f} {c - bc:+7.2f} "
             + " ".join(f"{sp.get(k, 0.0):9.3f}" for k in cols)
-            + f" {sp.get('judge_wait', float('nan')):7.3f} {r['peak_extra_rss_mib']:9.0f}"
+            + f" {sp.get('join', 0.0):7.3f} {r['peak_extra_rss_mib']:9.0f}"
         )
     return "\n".join(lines)
 
@@ -538,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf import open_dict
 
     import verl  # noqa: F401
+    import verl_focal.integration.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
     from verl_focal.main_ppo import compose_config
     from verl_focal.partition.judge import shared_judge  # noqa: F401  (registers the judge partitioner)
 
