@@ -168,7 +168,7 @@ def _stars(rng: random.Random) -> Problem:
                  f"Choosing the bar positions gives $\\dbinom{{{n + k - 1}}}{{{k - 1}}}={ans}$ ways."],
             ],
             "recursion": [
-                [f"Let $f(n, k)$ be the number of ways; then $f(n, k) = \\sum_{{j=0}}^{{n}} f(n - j, k - 1)$, a recurrence on the first child.",
+                ["Let $f(n, k)$ be the number of ways; then $f(n, k) = \\sum_{j=0}^{n} f(n - j, k - 1)$, a recurrence on the first child.",
                  "Set up a recursion: condition on what the first child receives."],
                 [f"With the base case $f(n, 1) = 1$, the first terms are {first[0]}, {first[1]}, {first[2]}, ...",
                  f"The recurrence relation with $f(m, 1) = 1$ gives {first[0]} + {first[1]} + {first[2]} + ..."],
