@@ -168,6 +168,8 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
         g = m["cue/groups_partitioned"]
         partitioned += g
         assert m["cue/groups_from_signatures"] == g and m["cue/groups_from_text"] == 0.0, cue
+        # with signatures the hook read and decoded no response; its prefetch ran before the old-log-prob pass
+        assert m["verl_focal/decoded_rows"] == 0.0 and m["verl_focal/prefetched"] == 1.0, m
         if g > 0:
             assert m["cue/clusters_per_group"] >= 1.0
             assert 0.0 <= m["cue/frac_groups_multi_cluster"] <= 1.0

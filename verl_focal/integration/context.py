@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+import operator
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["AdvantageContext", "ContextAlignmentError", "use_context", "current_context"]
+__all__ = ["AdvantageContext", "ContextAlignmentError", "LazyTexts", "use_context", "current_context"]
 
 
 class ContextAlignmentError(RuntimeError):
@@ -38,7 +40,8 @@ class AdvantageContext:
     ----------
     uids:            group uid of every row, exactly as verl passes ``index``.
     acc:             float array, 1.0 correct / 0.0 wrong, NaN where the row had no ``acc`` extra; or None.
-    responses:       decoded response text per row, or None.
+    responses:       decoded response text per row (a list, or a :class:`LazyTexts` that decodes on
+                     first use), or None.
     problems:        the prompt's (last user message) text per row, or None.
     extras:          other reward extras by name (e.g. ``cue_sig``), each an array of len(uids).
     cluster_labels:  int array, the strategy cluster of each row (-1: not partitioned), or None.
@@ -48,7 +51,7 @@ class AdvantageContext:
 
     uids: np.ndarray
     acc: np.ndarray | None = None
-    responses: list[str] | None = None
+    responses: Sequence[str] | None = None
     problems: list[str] | None = None
     extras: dict[str, np.ndarray] = field(default_factory=dict)
     cluster_labels: np.ndarray | None = None
@@ -88,6 +91,93 @@ class AdvantageContext:
                 f"row {i} of verl's batch has uid {idx[i]!r} but the hook's row {i} has uid {self.uids[i]!r} "
                 f"({mismatch.size} rows differ); per-row extras would be attached to the wrong rollouts"
             )
+
+
+class LazyTexts(Sequence):
+    """Per-row texts that are fetched and decoded only when an estimator reads them.
+
+    Decoding every response of a step costs seconds at production sizes, and most rows'
+    text is never read (wrong rollouts, groups clustered from reward-side signatures).
+    ``preload`` (boolean per row) names the rows expected to be read: they are fetched and
+    decoded at once, in one batch.  Reading any other row fetches and decodes *all* rows not
+    yet loaded, again in one batch, so a wrong guess costs at most one more batch and never
+    changes a text.
+
+    ``fetch_ids(rows)`` returns the token ids of ``rows`` (an int array, in that order);
+    ``decode(ids)`` the texts.  Time spent in each and the number of decoded rows are kept in
+    :attr:`fetch_s`, :attr:`decode_s`, :attr:`decoded_rows` for the step metrics.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        fetch_ids: Callable[[np.ndarray], list],
+        decode: Callable[[list], list[str]],
+        preload: np.ndarray | None = None,
+    ) -> None:
+        self._texts: list[str | None] = [None] * n
+        self._loaded = np.zeros(n, dtype=bool)
+        self._fetch_ids, self._decode = fetch_ids, decode
+        self.fetch_s = self.decode_s = 0.0
+        self.decoded_rows = self.batches = 0
+        if preload is not None:
+            rows = np.flatnonzero(np.asarray(preload, dtype=bool))
+            if rows.size:
+                self._load(rows)
+
+    def _load(self, rows: np.ndarray) -> None:
+        t0 = time.perf_counter()
+        ids = self._fetch_ids(rows)
+        t1 = time.perf_counter()
+        texts = self._decode(ids)
+        self.decode_s += time.perf_counter() - t1
+        self.fetch_s += t1 - t0
+        if len(texts) != len(rows):
+            raise RuntimeError(f"decoding {len(rows)} rows gave {len(texts)} texts")
+        for i, text in zip(rows.tolist(), texts):
+            self._texts[i] = text
+        self._loaded[rows] = True
+        self.decoded_rows += int(rows.size)
+        self.batches += 1
+
+    def _load_rest(self) -> None:
+        rest = np.flatnonzero(~self._loaded)
+        if rest.size:
+            self._load(rest)
+
+    @property
+    def loaded(self) -> np.ndarray:
+        """Boolean per row: already decoded."""
+        return self._loaded.copy()
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = operator.index(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(f"row {i} out of range for {len(self)} rows")
+        if not self._loaded[i]:
+            self._load_rest()
+        return self._texts[i]
+
+    def __iter__(self) -> Iterator[str]:
+        self._load_rest()
+        return iter(list(self._texts))  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, LazyTexts)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyTexts({len(self)} rows, {int(self._loaded.sum())} decoded)"
 
 
 _CURRENT: contextvars.ContextVar[AdvantageContext | None] = contextvars.ContextVar("verl_focal_adv_ctx", default=None)

@@ -17,10 +17,23 @@ import numpy as np
 
 from verl_focal.integration.context import AdvantageContext
 
-__all__ = ["as_list", "reward_extra_info_of", "last_user_text", "extras_column", "build_context", "TEXT_NEEDS"]
+__all__ = [
+    "as_list",
+    "reward_extra_info_of",
+    "last_user_text",
+    "extras_column",
+    "build_context",
+    "text_rows",
+    "nested_rows",
+    "TEXT_NEEDS",
+    "SIGNATURE_EXTRA",
+]
 
 #: needs that are not reward extras
 TEXT_NEEDS = frozenset({"responses", "problems"})
+#: reward extra holding a response's cue signature ("<catalogue version>:<codes>", made by
+#: verl_focal.reward.compute_score with reward kwarg cue_set)
+SIGNATURE_EXTRA = "cue_sig"
 
 
 def as_list(column: Any) -> list:
@@ -32,6 +45,24 @@ def as_list(column: Any) -> list:
     else:
         items = list(column)
     return [getattr(x, "data", x) for x in items]
+
+
+def nested_rows(column: Any) -> list:
+    """A (jagged nested / padded / list) column of token ids as one numpy array per row.
+
+    For a jagged nested tensor the rows are views of its flat values (no per-token Python
+    objects); a plain tensor gives its rows; anything else goes through :func:`as_list`.
+    """
+    if getattr(column, "is_nested", False):
+        try:  # jagged layout (TransferQueue's): one flat buffer and row offsets
+            values = column.values().cpu().numpy()
+            offsets = column.offsets().cpu().numpy()
+        except (RuntimeError, AttributeError, ValueError):  # strided nested layout
+            return [t.cpu().numpy() for t in column.unbind()]
+        return [values[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    if hasattr(column, "numpy") and getattr(column, "ndim", 0) == 2:
+        return list(column.cpu().numpy())
+    return [np.asarray(x) for x in as_list(column)]
 
 
 def reward_extra_info_of(extra_fields: Any) -> dict:
@@ -110,3 +141,38 @@ def build_context(
         extras=extras,
         source=source,
     )
+
+
+def text_rows(uids: Sequence[Any], acc: np.ndarray | None, signatures: Sequence[Any] | None = None) -> np.ndarray:
+    """Boolean per row: the rows whose response text a rarity-aware estimator is expected to read.
+
+    Credit redistribution (docs/methods.md §5) only partitions the correct rollouts of groups
+    with at least two correct and at least one other rollout: elsewhere the multiplier is 1 or
+    the advantage 0.  So the expected rows are the correct rows (``acc > 0.5``) of such groups,
+    plus every row of a group where some ``acc`` is missing (the estimator then decides
+    correctness itself).  With ``signatures`` (the ``cue_sig`` column), groups whose expected rows
+    all carry a signature string are left out: they are clustered from the signatures.
+
+    This is a prediction used to decode in one batch before the estimator runs; a
+    :class:`~verl_focal.integration.context.LazyTexts` decodes any other row on demand.
+    """
+    from verl_focal.core.groups import group_ids
+
+    n = len(uids)
+    if acc is None:
+        return np.ones(n, dtype=bool)
+    gid_t, n_groups = group_ids(uids)
+    gid = gid_t.numpy()
+    acc = np.asarray(acc, dtype=np.float64)
+    have = np.isfinite(acc)
+    correct = have & (acc > 0.5)
+    n_pos = np.bincount(gid, weights=correct, minlength=n_groups)
+    n_all = np.bincount(gid, minlength=n_groups)
+    unknown = np.bincount(gid, weights=~have, minlength=n_groups) > 0
+    mixed = (n_pos >= 2) & (n_pos < n_all)
+    rows = (correct & mixed[gid]) | unknown[gid]
+    if signatures is not None:
+        signed = np.fromiter((isinstance(s, str) and ":" in s for s in signatures), dtype=bool, count=n)
+        needs_text = np.bincount(gid, weights=rows & ~signed, minlength=n_groups) > 0
+        rows &= needs_text[gid]
+    return rows

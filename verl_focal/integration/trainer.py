@@ -4,11 +4,14 @@ v1 trainer (``trainer.use_v1=true``, verl's default)
     :class:`FocalHookMixin` overrides ``PPOTrainer._compute_advantage``.  For one
     of our estimators it fetches, for exactly ``batch.keys``, the per-row fields
     the estimator declared (``acc`` and other reward extras from
-    TransferQueue's ``extra_fields``, decoded ``responses``, the ``raw_prompt``'s
-    problem text), runs the estimator's group-level ``prepare`` step, then calls
-    the stock ``_compute_advantage`` inside :func:`use_context`, and finally adds
-    the context's diagnostics to the step metrics.  verl's own estimators pass
-    straight through.
+    TransferQueue's ``extra_fields``, the ``raw_prompt``'s problem text, and the
+    decoded ``responses`` -- only of the rows an estimator will read, see
+    :func:`~verl_focal.integration.rows.text_rows`), runs the estimator's
+    group-level ``prepare`` step, then calls the stock ``_compute_advantage``
+    inside :func:`use_context`, and finally adds the context's diagnostics and
+    its own timings (``verl_focal/fetch_s``, ``decode_s``, ``decoded_rows``,
+    ``prepare_s``, ``advantage_s``) to the step metrics.  verl's own estimators
+    pass straight through.
 
     The hooked classes are registered as trainer modes ``focal_sync``,
     ``focal_colocate_async`` and ``focal_separate_async``.  verl's base class
@@ -27,26 +30,61 @@ Legacy trainer (``trainer.use_v1=false``)
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any
 
+import numpy as np
 import transfer_queue as tq
 from omegaconf import open_dict
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 
-from verl_focal.integration.context import AdvantageContext, use_context
+from verl_focal.integration.context import AdvantageContext, LazyTexts, use_context
+from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
-from verl_focal.integration.rows import as_list, build_context, last_user_text, reward_extra_info_of
+from verl_focal.integration.rows import (
+    SIGNATURE_EXTRA,
+    as_list,
+    build_context,
+    last_user_text,
+    nested_rows,
+    reward_extra_info_of,
+    text_rows,
+)
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FocalHookMixin", "hooked_trainer_cls", "install_legacy_hook", "context_from_dataproto"]
+__all__ = [
+    "FocalHookMixin",
+    "hooked_trainer_cls",
+    "HOOKED_MODES",
+    "install_legacy_hook",
+    "context_from_dataproto",
+    "text_metrics",
+]
+
 
 
 def _acc_key(algorithm_config: Any) -> str:
     focal = algorithm_config.get("focal", None) or {}
     return focal.get("acc_key", "acc") if hasattr(focal, "get") else "acc"
+
+
+def text_metrics(ctx: AdvantageContext) -> dict[str, float]:
+    """Step metrics of the response text the hook decoded (empty when no text was needed).
+
+    ``verl_focal/decode_s`` is the detokenisation time, ``verl_focal/decoded_rows`` the rows
+    decoded, and the time to read their ids is added to ``verl_focal/fetch_s``.
+    """
+    texts = ctx.responses
+    if not isinstance(texts, LazyTexts):
+        return {}
+    return {
+        "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0) + texts.fetch_s,
+        "verl_focal/decode_s": texts.decode_s,
+        "verl_focal/decoded_rows": float(texts.decoded_rows),
+    }
 
 
 def _run_prepare(spec, ctx: AdvantageContext, algorithm_config: Any) -> None:
@@ -74,9 +112,16 @@ class FocalHookMixin:
 
     # -- data path ---------------------------------------------------------
     def _focal_fetch_context(self, batch, needs: frozenset[str]) -> AdvantageContext:
+        """Read the per-row fields of ``needs`` for ``batch.keys`` from TransferQueue.
+
+        Only small columns are read here (``uid``, ``extra_fields``, ``raw_prompt`` when the
+        problems are needed).  Response ids are read and decoded only for the rows an estimator
+        is expected to read (:func:`~verl_focal.integration.rows.text_rows`: correct rows of
+        mixed groups without reward-side signatures), in one batch; any other row is read on
+        demand (:class:`~verl_focal.integration.context.LazyTexts`).
+        """
+        t0 = time.perf_counter()
         fields = ["uid", "extra_fields"]
-        if "responses" in needs:
-            fields.append("responses")
         if "problems" in needs:
             fields.append("raw_prompt")
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=fields)
@@ -92,31 +137,58 @@ class FocalHookMixin:
                 infos = [{**info, acc_key: v} for info, v in zip(infos, col)]
             except Exception:  # noqa: BLE001 - the column simply is not there
                 pass
-        responses = problems = None
+        problems = [last_user_text(p) for p in as_list(data["raw_prompt"])] if "problems" in needs else None
+        del data
+        ctx = build_context(uids, needs, infos, problems=problems, acc_key=acc_key, source="v1-transferqueue")
+        ctx.metrics["verl_focal/fetch_s"] = time.perf_counter() - t0
         if "responses" in needs:
-            nested = data["responses"]
-            ids = [t.tolist() for t in nested.unbind()] if hasattr(nested, "unbind") else as_list(nested)
-            responses = self.tokenizer.batch_decode(ids, skip_special_tokens=True)
-        if "problems" in needs:
-            problems = [last_user_text(p) for p in as_list(data["raw_prompt"])]
-        return build_context(
-            uids, needs, infos, responses=responses, problems=problems, acc_key=acc_key, source="v1-transferqueue"
-        )
+            keys, partition_id = list(batch.keys), batch.partition_id
+
+            def fetch_ids(rows: np.ndarray) -> list:
+                got = tq.kv_batch_get(keys=[keys[i] for i in rows.tolist()], partition_id=partition_id,
+                                      select_fields=["responses"])["responses"]
+                return nested_rows(got)
+
+            sigs = ctx.extras.get(SIGNATURE_EXTRA) if SIGNATURE_EXTRA in needs else None
+            ctx.responses = LazyTexts(
+                len(uids), fetch_ids, self._focal_decoder(), preload=text_rows(ctx.uids, ctx.acc, sigs)
+            )
+        return ctx
+
+    def _focal_decoder(self) -> BatchDecoder:
+        """One :class:`BatchDecoder` per tokenizer (its byte table is built once)."""
+        dec = getattr(self, "_focal_batch_decoder", None)
+        if dec is None or dec.tokenizer is not self.tokenizer:
+            dec = self._focal_batch_decoder = BatchDecoder(self.tokenizer)
+        return dec
 
     # -- overlap: start slow group-level work before the old-log-prob pass -----
     def _focal_prefetch(self, batch) -> None:
-        """Fetch the context early and run the estimator's ``prefetch`` (never raises)."""
+        """Start, in a background thread, the context fetch and the estimator's ``prefetch``.
+
+        ``_compute_old_log_prob`` calls this before verl's log-prob pass, during which the
+        driver mostly waits on the workers: reading the rows, decoding the texts the estimator
+        needs and sending the judge's requests then cost the step nothing.  The advantage step
+        joins the thread (``verl_focal/prefetch_wait_s``).  Never raises: a failure is logged
+        and counted at the join, and the advantage step does the work itself.
+        """
         self._focal_prefetched = None
         spec = get_spec(self.config.algorithm.adv_estimator)
         if spec is None or spec.prefetch is None:
             return
-        try:
-            ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
-            spec.prefetch(ctx, self.config.algorithm)
-            self._focal_prefetched = (tuple(batch.keys), batch.partition_id, ctx)
-        except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
-            logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", spec.name, e)
-            self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
+                spec.prefetch(ctx, self.config.algorithm)
+                box["ctx"] = ctx
+            except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
+                box["error"] = e
+
+        thread = threading.Thread(target=work, name="verl-focal-prefetch", daemon=True)
+        thread.start()
+        self._focal_prefetched = (tuple(batch.keys), batch.partition_id, thread, box, spec.name)
 
     def _compute_old_log_prob(self, batch, metrics: dict):
         self._focal_prefetch(batch)
@@ -125,14 +197,24 @@ class FocalHookMixin:
     def _focal_context_for(self, batch, spec) -> AdvantageContext:
         cached = getattr(self, "_focal_prefetched", None)
         self._focal_prefetched = None
-        if cached is not None and cached[0] == tuple(batch.keys) and cached[1] == batch.partition_id:
-            ctx = cached[2]  # same rows: reuse what prefetch fetched and decoded
-            ctx.metrics = {"verl_focal/prefetched": 1.0}
-            return ctx
-        t0 = time.perf_counter()
-        ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
-        ctx.metrics["verl_focal/fetch_s"] = time.perf_counter() - t0
-        return ctx
+        if cached is not None:
+            keys, partition_id, thread, box, name = cached
+            t0 = time.perf_counter()
+            thread.join()
+            wait = time.perf_counter() - t0
+            if "error" in box:
+                logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", name, box["error"])
+                self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
+            elif keys == tuple(batch.keys) and partition_id == batch.partition_id and name == spec.name:
+                ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
+                # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
+                ctx.metrics = {
+                    "verl_focal/prefetched": 1.0,
+                    "verl_focal/prefetch_wait_s": wait,
+                    "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
+                }
+                return ctx
+        return self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
 
     def _compute_advantage(self, batch, metrics: dict):
         spec = get_spec(self.config.algorithm.adv_estimator)
@@ -144,9 +226,12 @@ class FocalHookMixin:
             ctx.metrics["verl_focal/prefetch_failed"] = float(failed)
             self._focal_prefetch_failed = 0
         _run_prepare(spec, ctx, self.config.algorithm)
+        t0 = time.perf_counter()
         with use_context(ctx):
             out = super()._compute_advantage(batch, metrics)
+        ctx.metrics["verl_focal/advantage_s"] = time.perf_counter() - t0
         metrics.update(ctx.metrics)
+        metrics.update(text_metrics(ctx))
         return out
 
     # -- validation: unbiased pass@k next to verl's best@k ---------------------
@@ -207,22 +292,25 @@ def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key:
             continue
         for i, v in enumerate(col):
             infos[i][key] = v
-    responses = problems = None
-    if "responses" in needs:
-        if tokenizer is None:
-            raise RuntimeError("the estimator needs response text but the legacy hook has no tokenizer")
-        resp = data.batch["responses"]
-        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
-        ids = [resp[i][mask[i].bool()].tolist() if mask is not None else resp[i].tolist() for i in range(n)]
-        responses = tokenizer.batch_decode(ids, skip_special_tokens=True)
+    problems = None
+    if "responses" in needs and tokenizer is None:
+        raise RuntimeError("the estimator needs response text but the legacy hook has no tokenizer")
     if "problems" in needs:
         if "raw_prompt" in ntb:
             problems = [last_user_text(p) for p in ntb["raw_prompt"]]
         elif tokenizer is not None:
             problems = tokenizer.batch_decode(data.batch["prompts"], skip_special_tokens=True)
-    return build_context(
-        uids, needs, infos, responses=responses, problems=problems, acc_key=acc_key, source="legacy-dataproto"
-    )
+    ctx = build_context(uids, needs, infos, problems=problems, acc_key=acc_key, source="legacy-dataproto")
+    if "responses" in needs:
+        resp = data.batch["responses"]
+        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
+
+        def fetch_ids(rows: np.ndarray) -> list:
+            return [resp[i][mask[i].bool()].numpy() if mask is not None else resp[i].numpy() for i in rows.tolist()]
+
+        sigs = ctx.extras.get(SIGNATURE_EXTRA) if SIGNATURE_EXTRA in needs else None
+        ctx.responses = LazyTexts(n, fetch_ids, BatchDecoder(tokenizer), preload=text_rows(ctx.uids, ctx.acc, sigs))
+    return ctx
 
 
 _LEGACY_METRICS_KEY = "verl_focal_metrics"
@@ -254,7 +342,7 @@ def install_legacy_hook(tokenizer_factory=None) -> None:
         _run_prepare(spec, ctx, algo)
         with use_context(ctx):
             out = orig_adv(data, adv_estimator, *args, **kwargs)
-        out.meta_info[_LEGACY_METRICS_KEY] = dict(ctx.metrics)
+        out.meta_info[_LEGACY_METRICS_KEY] = {**ctx.metrics, **text_metrics(ctx)}
         return out
 
     def compute_data_metrics(batch, *args, **kwargs):

@@ -1,0 +1,119 @@
+"""Detokenising response ids at advantage time, fast for byte-level BPE tokenizers.
+
+``tokenizer.batch_decode`` costs about 4 ms per 8,192-token response on one CPU core (the Rust
+decoder builds a string per token), seconds per step at production sizes.  The tokenizers of
+the models this package targets (Qwen, Llama 3, DeepSeek) are *byte-level* BPE: every token
+stands for a fixed byte string, so a response's text is the UTF-8 decoding of its tokens'
+bytes joined.  :class:`BatchDecoder` builds that id -> bytes table once and decodes with one
+table lookup and one join per row (about 15x faster), and falls back to the tokenizer's own
+``batch_decode`` for any other tokenizer.
+
+The fast path must give exactly what the tokenizer gives: on every call it decodes some rows
+both ways and, on any difference, switches to the tokenizer for good (counted in
+:attr:`BatchDecoder.fallbacks`).  No verl import.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["BatchDecoder", "byte_level_table"]
+
+
+@lru_cache(maxsize=1)
+def _byte_of_char() -> dict[str, int]:
+    """GPT-2's byte-level alphabet inverted: the printable character standing for each byte."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in chars:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return {c: b for b, c in chars.items()}
+
+
+def byte_level_table(tokenizer: Any) -> np.ndarray | None:
+    """Object array: the bytes each token id decodes to with ``skip_special_tokens=True``.
+
+    None unless ``tokenizer`` is a fast tokenizer whose decoder is exactly ``ByteLevel`` and
+    every token is written in the byte-level alphabet (then ids -> bytes is a fixed table).
+    Special added tokens map to ``b""`` (skipped); other added tokens to their UTF-8 content.
+    """
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return None
+    try:
+        from tokenizers import decoders
+
+        if type(backend.decoder) is not decoders.ByteLevel:
+            return None
+        n = len(tokenizer)
+        tokens = tokenizer.convert_ids_to_tokens(list(range(n)))
+        added = backend.get_added_tokens_decoder()
+    except Exception:  # noqa: BLE001 - anything unusual: use the tokenizer itself
+        return None
+    byte_of = _byte_of_char()
+    table = np.empty(n, dtype=object)
+    for i, tok in enumerate(tokens):
+        if i in added:
+            table[i] = b"" if added[i].special else added[i].content.encode("utf-8")
+            continue
+        if tok is None:
+            return None
+        try:
+            table[i] = bytes(byte_of[c] for c in tok)
+        except KeyError:  # a token outside the byte-level alphabet
+            return None
+    return table
+
+
+class BatchDecoder:
+    """``decoder(rows) == tokenizer.batch_decode(rows, skip_special_tokens=True)``, faster.
+
+    ``rows``: a sequence of per-row token id arrays (numpy, torch or lists).  ``check_rows``
+    rows of every call (all rows of the first call, up to ``first_check``) are also decoded by
+    the tokenizer and compared; a difference disables the fast path.
+    """
+
+    def __init__(self, tokenizer: Any, check_rows: int = 1, first_check: int = 4) -> None:
+        self.tokenizer = tokenizer
+        self.table = byte_level_table(tokenizer)
+        self.check_rows, self.first_check = int(check_rows), int(first_check)
+        self.calls = 0
+        self.fallbacks = 0
+
+    @property
+    def fast(self) -> bool:
+        """Whether the table path is in use."""
+        return self.table is not None
+
+    def _slow(self, rows: Sequence[Any]) -> list[str]:
+        ids = [r.tolist() if hasattr(r, "tolist") else list(r) for r in rows]
+        return self.tokenizer.batch_decode(ids, skip_special_tokens=True)
+
+    def __call__(self, rows: Sequence[Any]) -> list[str]:
+        self.calls += 1
+        if self.table is None or not len(rows):
+            return self._slow(rows)
+        table = self.table
+        try:
+            texts = [b"".join(table[np.asarray(r, dtype=np.int64)]).decode("utf-8", "replace") for r in rows]
+        except IndexError:  # an id beyond the vocabulary: let the tokenizer decide what it means
+            return self._disable(rows, "a token id beyond the vocabulary")
+        k = min(len(rows), self.first_check if self.calls == 1 else self.check_rows)
+        if k and self._slow(rows[:k]) != texts[:k]:
+            return self._disable(rows, "a row decoded differently from tokenizer.batch_decode")
+        return texts
+
+    def _disable(self, rows: Sequence[Any], why: str) -> list[str]:
+        logger.warning("verl-focal: fast byte-level decoding disabled (%s); using tokenizer.batch_decode", why)
+        self.table = None
+        self.fallbacks += 1
+        return self._slow(rows)
