@@ -47,6 +47,9 @@ def validate_all(config: DictConfig) -> dict:
     require_contract(full=True)
     register_all()
     sections = validate_algorithm_config(config.algorithm)
+    from verl_focal.integration.registration import run_startup_check
+
+    run_startup_check(config)  # checks across sections, e.g. algorithm.passk.k vs actor_rollout_ref.rollout.n
     from verl.trainer.ppo.core_algos import get_adv_estimator_fn
 
     est = config.algorithm.adv_estimator

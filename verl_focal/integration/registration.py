@@ -14,6 +14,10 @@
                  hook as soon as the step's rewards are known, *before* the
                  old-log-prob pass, to start slow work (judge requests) that
                  ``prepare`` later joins.  It must never raise into the step.
+* ``startup_check`` -- an optional ``startup_check(config)`` on the *full*
+                 trainer config, run at start-up (``validate_all`` and the
+                 hooked trainer's ``__init__``) for checks that span sections,
+                 e.g. ``algorithm.passk.k`` against ``actor_rollout_ref.rollout.n``.
 
 Registration is idempotent: importing an estimator module twice (the
 ``verl.plugins`` entry point and ``VERL_USE_EXTERNAL_MODULES``, or by file path)
@@ -27,13 +31,23 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["EstimatorSpec", "register_estimator", "get_spec", "registered_names", "register_all", "ESTIMATOR_MODULES"]
+__all__ = [
+    "EstimatorSpec",
+    "register_estimator",
+    "get_spec",
+    "registered_names",
+    "register_all",
+    "run_startup_check",
+    "ESTIMATOR_MODULES",
+]
 
 #: Modules whose import registers estimators.  A module that is absent in this
 #: checkout is skipped; one that fails to import raises.
 ESTIMATOR_MODULES = (
     "verl_focal.integration.estimators_focal",
     "verl_focal.integration.estimators_cue",
+    "verl_focal.integration.estimators_passk",
+    "verl_focal.integration.estimators_unlikely",
 )
 
 
@@ -44,6 +58,7 @@ class EstimatorSpec:
     needs: frozenset[str] | Callable[[Any], frozenset[str]]
     prepare: Callable[[Any, Any], None] | None = None
     prefetch: Callable[[Any, Any], None] | None = None
+    startup_check: Callable[[Any], None] | None = None
 
     def needs_for(self, algorithm_config: Any) -> frozenset[str]:
         """The per-row fields the hook must fetch for this ``algorithm`` config."""
@@ -65,6 +80,7 @@ def register_estimator(
     needs: frozenset[str] | set[str] | Callable[[Any], frozenset[str]] = frozenset(),
     prepare: Callable[[Any, Any], None] | None = None,
     prefetch: Callable[[Any, Any], None] | None = None,
+    startup_check: Callable[[Any], None] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Decorator: register ``fn`` as verl advantage estimator ``name``."""
 
@@ -80,7 +96,12 @@ def register_estimator(
             )
         core_algos.ADV_ESTIMATOR_REGISTRY[name] = fn  # same function (maybe re-imported): replace
         _SPECS[name] = EstimatorSpec(
-            name=name, fn=fn, needs=needs if callable(needs) else frozenset(needs), prepare=prepare, prefetch=prefetch
+            name=name,
+            fn=fn,
+            needs=needs if callable(needs) else frozenset(needs),
+            prepare=prepare,
+            prefetch=prefetch,
+            startup_check=startup_check,
         )
         return fn
 
@@ -91,6 +112,14 @@ def get_spec(name: Any) -> EstimatorSpec | None:
     """Our spec for an ``algorithm.adv_estimator`` value, or None for verl's own estimators."""
     key = getattr(name, "value", name)
     return _SPECS.get(key) if isinstance(key, str) else None
+
+
+def run_startup_check(config: Any) -> None:
+    """Run the ``startup_check`` of the estimator named by ``config.algorithm.adv_estimator``, if any."""
+    algorithm = config.get("algorithm", None) if hasattr(config, "get") else None
+    spec = get_spec(algorithm.get("adv_estimator", None)) if algorithm is not None else None
+    if spec is not None and spec.startup_check is not None:
+        spec.startup_check(config)
 
 
 def registered_names() -> list[str]:

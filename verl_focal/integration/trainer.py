@@ -36,8 +36,15 @@ from omegaconf import open_dict
 
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 from verl_focal.integration.context import AdvantageContext, use_context
-from verl_focal.integration.registration import get_spec
-from verl_focal.integration.rows import as_list, build_context, last_user_text, reward_extra_info_of
+from verl_focal.integration.registration import get_spec, run_startup_check
+from verl_focal.integration.rows import (
+    OLD_LOG_PROBS,
+    as_list,
+    build_context,
+    last_user_text,
+    reward_extra_info_of,
+    sequence_log_prob_columns,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +76,7 @@ class FocalHookMixin:
         # The trap (verl-0.9.md): the base class branches on trainer_mode == "sync".
         with open_dict(config):
             config.trainer.v1.trainer_mode = self._focal_base_mode
+        run_startup_check(config)  # e.g. algorithm.passk.k vs rollout.n, also under stock main_ppo
         super().__init__(config, *args, **kwargs)
 
     # -- data path ---------------------------------------------------------
@@ -98,8 +106,24 @@ class FocalHookMixin:
             responses = self.tokenizer.batch_decode(ids, skip_special_tokens=True)
         if "problems" in needs:
             problems = [last_user_text(p) for p in as_list(data["raw_prompt"])]
+        old_lp = None
+        if OLD_LOG_PROBS in needs:  # written by _compute_old_log_prob before the advantage step
+            try:
+                lp = tq.kv_batch_get(
+                    keys=batch.keys, partition_id=batch.partition_id, select_fields=["old_log_probs", "response_mask"]
+                )
+                old_lp = sequence_log_prob_columns(lp["old_log_probs"], lp["response_mask"])
+            except Exception as e:  # noqa: BLE001 - absent column: the estimator refuses with its own message
+                logger.warning("verl-focal: could not fetch old_log_probs from TransferQueue: %s", e)
         return build_context(
-            uids, needs, infos, responses=responses, problems=problems, acc_key=acc_key, source="v1-transferqueue"
+            uids,
+            needs,
+            infos,
+            responses=responses,
+            problems=problems,
+            acc_key=acc_key,
+            source="v1-transferqueue",
+            old_log_probs=old_lp,
         )
 
     # -- overlap: start slow group-level work before the old-log-prob pass -----
@@ -225,7 +249,23 @@ def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key:
             problems = [last_user_text(p) for p in ntb["raw_prompt"]]
         elif tokenizer is not None:
             problems = tokenizer.batch_decode(data.batch["prompts"], skip_special_tokens=True)
-    return build_context(uids, needs, infos, responses=responses, problems=problems, acc_key=acc_key, source="legacy-dataproto")
+    old_lp = None
+    if OLD_LOG_PROBS in needs and "old_log_probs" in data.batch.keys():
+        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
+        if mask is None:
+            resp_len = data.batch["old_log_probs"].shape[-1]
+            mask = data.batch["attention_mask"][:, -resp_len:]
+        old_lp = sequence_log_prob_columns(data.batch["old_log_probs"], mask)
+    return build_context(
+        uids,
+        needs,
+        infos,
+        responses=responses,
+        problems=problems,
+        acc_key=acc_key,
+        source="legacy-dataproto",
+        old_log_probs=old_lp,
+    )
 
 
 _LEGACY_METRICS_KEY = "verl_focal_metrics"
