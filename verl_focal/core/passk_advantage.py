@@ -79,8 +79,9 @@ def passk_group_advantages(
     adv_pos = (1.0 - rho) / scale
     adv_neg = (1.0 - rho - miss_others) / scale
     zero = torch.zeros_like(rho)
-    has_pos = present & (cc > 0)  # Â⁺ only exists where a correct rollout does (c = 0 would give 1/ε)
-    return torch.where(has_pos, adv_pos, zero), torch.where(present, adv_neg, zero), torch.where(present, rho, zero)
+    # Â⁺ exists only where a correct rollout does, Â⁻ only where a wrong one does (else 1/ε artefacts)
+    has_pos, has_neg = present & (cc > 0), present & (cc < nn)
+    return torch.where(has_pos, adv_pos, zero), torch.where(has_neg, adv_neg, zero), torch.where(present, rho, zero)
 
 
 def passk_row_advantage(
