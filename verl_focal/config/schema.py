@@ -201,7 +201,7 @@ class UnlikelyConfig:
         "β_rank: a correct rollout's reward is multiplied by 1 − β·(G − rank)/G, rank 1 = most likely under the "
         "rollout policy. 0 = GRPO; the paper uses 0.25.", min=0.0, max=1.0))
     likelihood: str = field(default="sum", metadata=_doc(
-        "Likelihood used for ranking: sum = log π_old(y|x), the sequence log-probability (the paper's "
+        "Likelihood used for ranking: sum = Σ_t log π_old(y_t), the sequence log-probability (the paper's "
         "definition); mean = per-token mean log-probability (what the authors' released code ranks by).",
         choices=("sum", "mean")))
 
