@@ -7,9 +7,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
-
 from _reference import make_grouped_batch
 from _reference_family import passk_bruteforce, passk_group_reference, passk_rows_reference
+
 from verl_focal.core.groups import group_ids
 from verl_focal.core.passk_advantage import comb_ratio, passk_group_advantages, passk_row_advantage
 
@@ -42,7 +42,9 @@ def test_group_advantages_equal_exact_closed_form_for_every_c(n, k):
         assert neg[c].item() == pytest.approx(rn, rel=1e-8, abs=1e-9), c
 
 
-@pytest.mark.parametrize("correct,k", [([1, 0, 0, 0, 0, 0], 3), ([1, 1, 0, 0, 0, 0], 2), ([1, 0, 1, 0, 0, 1, 0], 4), ([0, 1, 0, 0, 0], 1)])
+@pytest.mark.parametrize(
+    "correct,k", [([1, 0, 0, 0, 0, 0], 3), ([1, 1, 0, 0, 0, 0], 2), ([1, 0, 1, 0, 0, 1, 0], 4), ([0, 1, 0, 0, 0], 1)]
+)
 def test_closed_form_equals_enumeration_of_all_k_subsets(correct, k):
     """The analytic form is the mean normalised subset advantage over every k-subset holding the rollout."""
     n, c = len(correct), sum(correct)
@@ -89,7 +91,7 @@ def test_row_advantage_matches_loop_reference_with_padding_and_shuffled_groups(s
     valid = (mask.sum(-1) > 0).double()
     correct = (rewards.sum(-1) > 0.5).double()
     gid, ng = group_ids(index)
-    adv, n, rho = passk_row_advantage(correct, gid, ng, valid, k)
+    adv, n, _ = passk_row_advantage(correct, gid, ng, valid, k)
     ref = passk_rows_reference(correct.tolist(), index, valid.tolist(), k)
     assert adv.tolist() == pytest.approx(ref, rel=1e-9, abs=1e-9)
     assert adv[valid == 0].abs().max().item() == 0.0

@@ -4,14 +4,14 @@ and start-up validation (docs/methods.md §9-10)."""
 import numpy as np
 import pytest
 import torch
-from omegaconf import OmegaConf
-
 import verl  # noqa: F401  (loads our plugin through the verl.plugins entry point)
 from _reference import make_grouped_batch, reference_advantages
 from _reference_family import passk_rows_reference, unlikely_rows_reference
+from omegaconf import OmegaConf
 from verl import DataProto
 from verl.trainer.ppo import ray_trainer
 from verl.trainer.ppo.ray_trainer import compute_advantage
+
 from verl_focal.config.schema import ConfigError, validate_algorithm_config
 from verl_focal.integration.context import use_context
 from verl_focal.integration.rows import OLD_LOG_PROBS, build_context, sequence_log_prob_columns
@@ -82,9 +82,7 @@ def _unlikely_batch(seed):
 @pytest.mark.parametrize("beta,likelihood,norm", [(0.25, "sum", True), (1.0, "mean", True), (0.5, "sum", False)])
 def test_unlikely_through_verl_dispatch_equals_loop_reference(seed, beta, likelihood, norm):
     rewards, mask, index, old_lp = _unlikely_batch(seed)
-    algo = OmegaConf.create(
-        {"norm_adv_by_std_in_grpo": norm, "unlikely": {"beta": beta, "likelihood": likelihood}}
-    )
+    algo = OmegaConf.create({"norm_adv_by_std_in_grpo": norm, "unlikely": {"beta": beta, "likelihood": likelihood}})
     ctx = build_context(index, frozenset({"acc", OLD_LOG_PROBS}), old_log_probs=sequence_log_prob_columns(old_lp, mask))
     with use_context(ctx):
         adv = _dispatch(rewards, mask, index, algo, "unlikely_grpo")
@@ -111,7 +109,10 @@ def test_unlikely_beta_zero_is_verls_grpo():
 
 def test_unlikely_without_the_hook_refuses_with_a_message():
     rewards, mask, index, _ = _unlikely_batch(0)
-    with pytest.raises(ConfigError, match=r"unlikely_grpo ranks rollouts by their old log-probs.*no verl-focal trainer hook is active.*verl_focal.main_ppo"):
+    with pytest.raises(
+        ConfigError,
+        match=r"unlikely_grpo ranks rollouts by their old log-probs.*no verl-focal trainer hook is active.*verl_focal.main_ppo",
+    ):
         _dispatch(rewards, mask, index, OmegaConf.create({}), "unlikely_grpo")
     ctx = build_context(index, frozenset({OLD_LOG_PROBS}), source="v1-transferqueue")  # hook ran, column absent
     with use_context(ctx), pytest.raises(ConfigError, match=r"the hook \(v1-transferqueue\) found none"):

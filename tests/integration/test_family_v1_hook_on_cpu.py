@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 import verl  # noqa: F401
 from _reference_family import passk_rows_reference, unlikely_rows_reference
 
@@ -41,9 +40,13 @@ def _put(tq, partition, groups, rng):
             lps.append(torch.tensor(lp, dtype=torch.float32))
     order = rng.permutation(len(keys))
     keys = [keys[i] for i in order]
-    meta = tq.kv_batch_put(keys=keys, partition_id=partition, fields=list_of_dict_to_tensordict([fields[i] for i in order]))
+    meta = tq.kv_batch_put(
+        keys=keys, partition_id=partition, fields=list_of_dict_to_tensordict([fields[i] for i in order])
+    )
     nested = torch.nested.as_nested_tensor([lps[i] for i in order], layout=torch.jagged)
-    tq.kv_batch_put(keys=keys, partition_id=partition, fields=TensorDict({"old_log_probs": nested}, batch_size=len(keys)))
+    tq.kv_batch_put(
+        keys=keys, partition_id=partition, fields=TensorDict({"old_log_probs": nested}, batch_size=len(keys))
+    )
     return meta
 
 
@@ -74,7 +77,11 @@ def test_unlikely_grpo_through_v1_compute_advantage(transfer_queue, composed_con
     meta = _put(transfer_queue, "train", GROUPS, np.random.default_rng(0))
     trainer = _trainer(
         composed_config,
-        ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.5", f"algorithm.unlikely.likelihood={likelihood}"],
+        [
+            "algorithm.adv_estimator=unlikely_grpo",
+            "algorithm.unlikely.beta=0.5",
+            f"algorithm.unlikely.likelihood={likelihood}",
+        ],
     )
     metrics: dict = {}
     trainer._compute_advantage(meta, metrics)
@@ -83,7 +90,12 @@ def test_unlikely_grpo_through_v1_compute_advantage(transfer_queue, composed_con
     rows = _expected_rows(meta)
     loglik = [sum(r[4]) / (len(r[4]) if likelihood == "mean" else 1) for r in rows]
     ref = unlikely_rows_reference(
-        [r[2] for r in rows], [r[3] for r in rows], loglik, np.array([r[0] for r in rows], dtype=object), [1] * len(rows), 0.5
+        [r[2] for r in rows],
+        [r[3] for r in rows],
+        loglik,
+        np.array([r[0] for r in rows], dtype=object),
+        [1] * len(rows),
+        0.5,
     )
     assert adv == pytest.approx(ref, abs=1e-5)
     assert metrics["unlikely/correct_rows"] == 6.0

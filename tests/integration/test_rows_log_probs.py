@@ -25,7 +25,7 @@ def test_padded_tensor_layout():
     m = torch.zeros(3, 4)
     for i, (r, mk) in enumerate(zip(ROWS, MASKS)):
         lp[i, : len(r)] = torch.tensor(r)
-        lp[i, len(r):] = -9.0  # garbage beyond the response: must be masked out
+        lp[i, len(r) :] = -9.0  # garbage beyond the response: must be masked out
         m[i, : len(mk)] = torch.tensor(mk, dtype=torch.float32)
     cols = sequence_log_prob_columns(lp, m)
     sums, counts = _expected()

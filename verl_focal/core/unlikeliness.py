@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["likelihood_ranks", "unlikeliness_factor", "sequence_log_likelihood"]
+__all__ = ["likelihood_ranks", "sequence_log_likelihood", "unlikeliness_factor"]
 
 
 def sequence_log_likelihood(log_prob_sum: torch.Tensor, tokens: torch.Tensor, likelihood: str = "sum") -> torch.Tensor:
@@ -40,7 +40,9 @@ def sequence_log_likelihood(log_prob_sum: torch.Tensor, tokens: torch.Tensor, li
     raise ValueError(f"algorithm.unlikely.likelihood={likelihood!r} is not one of ['sum', 'mean']")
 
 
-def likelihood_ranks(score: torch.Tensor, gid: torch.Tensor, n_groups: int, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def likelihood_ranks(
+    score: torch.Tensor, gid: torch.Tensor, n_groups: int, valid: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """rank_i ∈ {1..G_g}: 1 for the most likely valid row of its group (ties: earlier row first).
 
     Returns ``(rank (bs,) float64 — 0 on padding rows, G (G,) valid rows per group)``.

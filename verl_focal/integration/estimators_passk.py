@@ -25,7 +25,7 @@ from verl_focal.integration.estimators_focal import broadcast
 from verl_focal.integration.inputs import gather_inputs
 from verl_focal.integration.registration import register_estimator
 
-__all__ = ["compute_passk_grpo_advantage", "check_passk_startup", "GroupTooSmallError"]
+__all__ = ["GroupTooSmallError", "check_passk_startup", "compute_passk_grpo_advantage"]
 
 
 class GroupTooSmallError(ValueError):
@@ -43,7 +43,9 @@ def check_passk_startup(config: Any) -> None:
         )
 
 
-def _diagnostics(n: torch.Tensor, rho: torch.Tensor, correct: torch.Tensor, gid: torch.Tensor, k: int) -> dict[str, float]:
+def _diagnostics(
+    n: torch.Tensor, rho: torch.Tensor, correct: torch.Tensor, gid: torch.Tensor, k: int
+) -> dict[str, float]:
     present = n > 0
     if not bool(present.any()):
         return {"passk/groups": 0.0}

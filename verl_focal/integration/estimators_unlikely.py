@@ -33,7 +33,7 @@ from verl_focal.integration.inputs import gather_inputs, resolve_base
 from verl_focal.integration.registration import register_estimator
 from verl_focal.integration.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS, OLD_LOG_PROBS
 
-__all__ = ["compute_unlikely_grpo_advantage", "MissingLogProbsError"]
+__all__ = ["MissingLogProbsError", "compute_unlikely_grpo_advantage"]
 
 
 class MissingLogProbsError(ConfigError):
