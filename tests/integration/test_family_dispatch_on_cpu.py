@@ -215,3 +215,17 @@ def test_hooked_trainer_refuses_k_above_n_before_verls_init(composed_config):
     cfg = _full(composed_config, "algorithm.adv_estimator=passk_grpo", "algorithm.passk.k=5")
     with pytest.raises(ConfigError, match=r"algorithm.passk.k=5 is larger than actor_rollout_ref.rollout.n=4"):
         hooked_trainer_cls("sync")(cfg)
+
+
+def test_a_fresh_process_import_verl_registers_both_through_the_entry_point():
+    import subprocess
+    import sys
+
+    code = (
+        "import verl\n"
+        "from verl.trainer.ppo.core_algos import get_adv_estimator_fn as g\n"
+        "print(g('passk_grpo').__module__, g('unlikely_grpo').__module__)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "verl_focal.integration.estimators_passk verl_focal.integration.estimators_unlikely" in proc.stdout

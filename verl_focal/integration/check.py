@@ -30,7 +30,9 @@ try:
     import verl
     out["verl_version"] = verl.__version__
     from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY
-    out["estimators"] = sorted(n for n in ("f_grpo", "cue_grpo", "f_cue_grpo") if n in ADV_ESTIMATOR_REGISTRY)
+    out["estimators"] = sorted(
+        n for n in ("f_grpo", "cue_grpo", "f_cue_grpo", "passk_grpo", "unlikely_grpo") if n in ADV_ESTIMATOR_REGISTRY
+    )
     out["plugin_loaded"] = "verl_focal.plugin" in sys.modules
     from verl.trainer.ppo.v1 import trainer_base
     out["trainer_modes"] = sorted(n for n in trainer_base.TRAINER_REGISTRY if n.startswith("focal_"))
