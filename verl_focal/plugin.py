@@ -5,7 +5,8 @@ verl imports this module -- it does not call anything -- on every
 swallows import errors here at DEBUG level, which is why ``verl-focal check``
 exists.  Importing it:
 
-* registers our advantage estimators (``f_grpo``, ``cue_grpo``, ``f_cue_grpo``);
+* registers our advantage estimators (``f_grpo``, ``cue_grpo``, ``f_cue_grpo``, ``passk_grpo``,
+  ``unlikely_grpo``);
 * arranges for the hooked trainer modes (``focal_sync``, ...) to be registered
   as soon as verl's v1 trainer package is imported.
 
