@@ -229,3 +229,19 @@ def test_a_fresh_process_import_verl_registers_both_through_the_entry_point():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "verl_focal.integration.estimators_passk verl_focal.integration.estimators_unlikely" in proc.stdout
+
+
+def test_unlikely_a_nan_log_prob_is_ranked_least_likely_and_counted_not_fatal():
+    index = np.array(["a"] * 4, dtype=object)
+    rewards = torch.zeros(4, 2)
+    rewards[:3, -1] = 1.0  # three correct, one wrong
+    mask = torch.ones(4, 2)
+    old_lp = torch.tensor([[-0.1, -0.1], [float("nan"), -0.2], [-1.0, -1.0], [-0.3, -0.3]])
+    ctx = build_context(index, frozenset({OLD_LOG_PROBS}), old_log_probs=sequence_log_prob_columns(old_lp, mask))
+    with use_context(ctx):
+        adv = _dispatch(rewards, mask, index, OmegaConf.create({"unlikely": {"beta": 0.5}}), "unlikely_grpo")
+    # row 1 (NaN) ranks last (4): no penalty; rows 0, 3, 2 rank 1, 2, 3
+    loglik = [-0.2, -1e300, -2.0, -0.6]
+    ref = unlikely_rows_reference([1.0, 1.0, 1.0, 0.0], [1, 1, 1, 0], loglik, index, [1] * 4, 0.5)
+    assert adv[:, 0].tolist() == pytest.approx(ref, abs=1e-5)
+    assert ctx.metrics["unlikely/nonfinite_logprob_rows"] == 1.0

@@ -94,10 +94,15 @@ def compute_unlikely_grpo_advantage(
         if lp_sum.shape[0] != inp.scores.shape[0]:
             raise ValueError(f"unlikely_grpo: {lp_sum.shape[0]} old log-prob rows for {inp.scores.shape[0]} batch rows")
         score = sequence_log_likelihood(lp_sum, lp_tokens, section.likelihood)
+        # a NaN/inf log-prob (numerical fault in the old-log-prob pass) must not end the step: rank that
+        # rollout as the least likely of its group (no penalty) and count it
+        bad = ~torch.isfinite(score) & (inp.valid > 0)
+        score = torch.where(bad, torch.full_like(score, -1e300), score)
         factor, _ = unlikeliness_factor(score, inp.correct, inp.gid, inp.n_groups, inp.valid, section.beta)
         rewards = inp.scores * factor
         base = resolve_base("grpo", cfg)
         adv = group_advantage(rewards, inp.gid, inp.n_groups, inp.valid, base=base, epsilon=epsilon)
         if inp.ctx is not None:
             inp.ctx.metrics.update(_diagnostics(factor, inp.correct, inp.valid, section.beta))
+            inp.ctx.metrics["unlikely/nonfinite_logprob_rows"] = float(bad.sum())
         return broadcast(adv, token_level_rewards, response_mask)
