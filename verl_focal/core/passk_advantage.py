@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import torch
 
+from verl_focal.core.groups import group_counts, segment_sum
+
 __all__ = ["comb_ratio", "passk_group_advantages", "passk_row_advantage"]
 
 
@@ -97,8 +99,6 @@ def passk_row_advantage(
 
     Returns ``(advantage (bs,), n (G,), rho (G,))``, float64.
     """
-    from verl_focal.core.groups import group_counts, segment_sum
-
     valid = valid.to(torch.float64)
     corr = correct.to(torch.float64) * valid
     n = group_counts(valid, gid, n_groups)

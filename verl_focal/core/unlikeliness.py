@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import torch
 
+from verl_focal.core.groups import group_counts
+
 __all__ = ["likelihood_ranks", "sequence_log_likelihood", "unlikeliness_factor"]
 
 
@@ -48,8 +50,6 @@ def likelihood_ranks(
     Returns ``(rank (bs,) float64 — 0 on padding rows, G (G,) valid rows per group)``.
     One stable sort on (group, −score, row) gives every group's order at once.
     """
-    from verl_focal.core.groups import group_counts
-
     bs = score.shape[0]
     valid_b = valid > 0
     score = torch.as_tensor(score, dtype=torch.float64)
