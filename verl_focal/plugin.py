@@ -6,7 +6,8 @@ swallows import errors here at DEBUG level, which is why ``verl-focal check``
 exists and why a failure here is logged at WARNING level before it propagates.
 Importing it:
 
-* registers our advantage estimators (``f_grpo``, ``cue_grpo``, ``f_cue_grpo``);
+* registers our advantage estimators (``f_grpo``, ``cue_grpo``, ``f_cue_grpo``, ``passk_grpo``,
+  ``unlikely_grpo``);
 * arranges for the hooked trainer modes (``focal_sync``, ...) to be registered
   as soon as verl's v1 trainer package is imported.
 

@@ -5,12 +5,12 @@ from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
-from verl_focal.config.schema import ConfigError, defaults_as_dict, markdown_table, validate_algorithm_config
+from verl_focal.config.schema import SECTIONS, ConfigError, defaults_as_dict, markdown_table, validate_algorithm_config
 
 
 def test_overlay_defaults_equal_schema(composed_config):
     cfg = composed_config()
-    yaml_sections = {k: OmegaConf.to_container(cfg.algorithm[k], resolve=True) for k in ("focal", "cue")}
+    yaml_sections = {k: OmegaConf.to_container(cfg.algorithm[k], resolve=True) for k in SECTIONS}
     assert yaml_sections == defaults_as_dict()
     assert cfg.algorithm.adv_estimator == "f_grpo"
     # verl's own defaults are intact underneath

@@ -27,7 +27,7 @@ def _env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VERL_FOCAL_DATA",))}
     for k in ("MODEL", "N", "ENGINE", "NNODES", "GPUS_PER_NODE", "GAMMA", "TRAIN_FILES", "VAL_FILES", "DATA_DIR",
               "STEPS_PER_EPOCH", "MAX_RESPONSE_LENGTH", "TRAIN_BATCH_SIZE", "EXP_NAME", "RECIPE_NAME", "JUDGE_MODEL",
-              "DYNAMIC_SAMPLING", "OVERLONG_BUFFER", "CUE_PARTITIONER", "CUE_FLOOR_MODE"):
+              "DYNAMIC_SAMPLING", "OVERLONG_BUFFER", "CUE_PARTITIONER", "CUE_FLOOR_MODE", "K", "BETA", "LIKELIHOOD"):
         env.pop(k, None)
     env.update(HOME="/home/u", PYTHON=sys.executable, PYTHONPATH=str(ROOT))
     env.update(extra)
@@ -87,8 +87,11 @@ def validate(cfg) -> None:
     from verl.utils.config import validate_config
 
     from verl_focal.config.schema import validate_algorithm_config
+    from verl_focal.integration.registration import register_all, run_startup_check
 
     validate_algorithm_config(cfg.algorithm)
+    register_all()
+    run_startup_check(cfg)  # checks across sections, e.g. algorithm.passk.k against rollout.n
     validate_config(config=cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
 
 
@@ -120,6 +123,10 @@ CASES = {
     "cue_grpo": ("cue_grpo.sh", {}),
     "cue_grpo_llama": ("cue_grpo.sh", {"MODEL": "meta-llama/Llama-3.1-8B-Instruct"}),
     "cue_grpo_judge": ("cue_grpo_judge.sh", {"JUDGE_MODEL": "judge-7b", "JUDGE_API_KEY_ENV": "JUDGE_KEY"}),
+    "passk_grpo": ("passk_grpo.sh", {}),
+    "passk_grpo_k8": ("passk_grpo.sh", {"K": "8"}),
+    "unlikely_grpo": ("unlikely_grpo.sh", {}),
+    "unlikely_grpo_mean": ("unlikely_grpo.sh", {"BETA": "0.5", "LIKELIHOOD": "mean"}),
 }
 
 # The F-GRPO paper's training setup (arXiv 2602.06717, Sec. 5), for every DeepScaleR recipe
@@ -206,6 +213,13 @@ DELTAS = {
                   "reward.reward_kwargs.overlong_buffer_cfg.enable": True,
                   "reward.reward_kwargs.overlong_buffer_cfg.len": 1024, "reward.reward_kwargs.max_resp_len": 8192},
     "grpo_vllm_1node": {"actor_rollout_ref.rollout.name": "vllm", "trainer.nnodes": 1, "trainer.n_gpus_per_node": 4},
+    # the diversity-preserving family on the same setup (not rows of the F-GRPO paper)
+    "passk_grpo": {"algorithm.adv_estimator": "passk_grpo", "algorithm.passk.k": 4, "actor_rollout_ref.rollout.n": 8},
+    "passk_grpo_k8": {"algorithm.adv_estimator": "passk_grpo", "algorithm.passk.k": 8},
+    "unlikely_grpo": {"algorithm.adv_estimator": "unlikely_grpo", "algorithm.unlikely.beta": 0.25,
+                      "algorithm.unlikely.likelihood": "sum", "actor_rollout_ref.rollout.n": 8},
+    "unlikely_grpo_mean": {"algorithm.adv_estimator": "unlikely_grpo", "algorithm.unlikely.beta": 0.5,
+                           "algorithm.unlikely.likelihood": "mean"},
 }
 
 # Cue-GRPO (paper summary: Qwen2.5-Math-7B, LoRA 16, 1,000 MATH L3-5, K=64, alpha .8, eps .5, rho .75, clip [.3, 3])
@@ -439,3 +453,27 @@ def test_dry_run_end_to_end():
     assert doc["actor_rollout_ref"]["actor"]["clip_ratio_high"] == 0.28
     assert doc["reward"]["custom_reward_function"]["path"] == "pkg://verl_focal.reward"
     assert doc["trainer"]["save_freq"] == PAPER_ROWS // 256
+
+
+def test_passk_recipe_with_k_above_n_is_refused_at_start_up():
+    from verl_focal.config.schema import ConfigError
+
+    cfg = compose("passk_grpo.sh", K="16")
+    with pytest.raises(ConfigError, match=r"algorithm.passk.k=16 is larger than actor_rollout_ref.rollout.n=8"):
+        validate(cfg)
+    validate(compose("passk_grpo.sh", K="16", N="16"))  # with 16 rollouts per prompt it is fine
+
+
+@pytest.mark.parametrize("script,key,want", [("passk_grpo.sh", "passk", {"k": 4}),
+                                             ("unlikely_grpo.sh", "unlikely", {"beta": 0.25, "likelihood": "sum"})])
+def test_family_dry_run_end_to_end(script, key, want):
+    """The real --dry-run of the Pass@k and unlikeliness recipes (start-up checks included)."""
+    import yaml
+
+    r = subprocess.run(["bash", str(DS / script), "--dry-run"], env=_env(), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    body = "\n".join(line for line in r.stdout.splitlines() if not line.startswith("[validate_config]"))
+    doc = yaml.safe_load(body)
+    assert doc["algorithm"]["adv_estimator"] == script[:-3]
+    assert doc["algorithm"][key] == want

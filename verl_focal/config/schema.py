@@ -22,6 +22,8 @@ __all__ = [
     "FocalConfig",
     "CueConfig",
     "JudgeConfig",
+    "PassKConfig",
+    "UnlikelyConfig",
     "SECTIONS",
     "validate_algorithm_config",
     "section_from_mapping",
@@ -193,8 +195,33 @@ class CueConfig:
     judge: JudgeConfig = field(default_factory=JudgeConfig, metadata=_doc("LLM-judge settings."))
 
 
+@dataclass(frozen=True)
+class PassKConfig:
+    """``algorithm.passk``: Pass@k Training's analytic group advantage (``passk_grpo``; docs/methods.md §9)."""
+
+    k: int = field(default=4, metadata=_doc(
+        "Subset size k of the pass@k objective: each rollout's advantage is the expected pass@k gain over all "
+        "k-subsets of its group. 1 = GRPO with the population std. Must not exceed actor_rollout_ref.rollout.n "
+        "(checked at start-up).", min=1, max=512))
+
+
+@dataclass(frozen=True)
+class UnlikelyConfig:
+    """``algorithm.unlikely``: the unlikeliness reward (``unlikely_grpo``; docs/methods.md §10)."""
+
+    beta: float = field(default=0.25, metadata=_doc(
+        "β_rank: a correct rollout's reward is multiplied by 1 − β·(G − rank)/G, rank 1 = most likely under the "
+        "rollout policy. 0 = GRPO; the paper uses 0.25.", min=0.0, max=1.0))
+    likelihood: str = field(default="sum", metadata=_doc(
+        "Likelihood used for ranking: sum = Σ_t log π_old(y_t), the sequence log-probability (the paper's "
+        "definition); mean = per-token mean log-probability (what the authors' released code ranks by).",
+        choices=("sum", "mean")))
+
+
 #: (path under ``algorithm``, dataclass)
 SECTIONS: dict[str, type] = {"focal": FocalConfig, "cue": CueConfig}
+SECTIONS["passk"] = PassKConfig
+SECTIONS["unlikely"] = UnlikelyConfig
 
 
 def _to_plain(value: Any) -> Any:

@@ -85,13 +85,14 @@ def _check_cue_set(cue_set: str) -> None:
 def validate_start(config: Any) -> dict:
     """Everything of ours that can fail at step 1, checked now; returns the validated sections."""
     from verl_focal.config.schema import validate_algorithm_config
-    from verl_focal.integration.registration import get_spec, register_all
+    from verl_focal.integration.registration import get_spec, register_all, run_startup_check
 
     register_all()
     algorithm = config.algorithm
     est = algorithm.get("adv_estimator", None)
     check_estimator_name(est)
     sections = validate_algorithm_config(algorithm)
+    run_startup_check(config)  # checks across sections, e.g. algorithm.passk.k vs actor_rollout_ref.rollout.n
     spec = get_spec(est)
     if spec is not None and spec.prepare is not None:  # an estimator with a group-level step partitions
         try:

@@ -14,6 +14,10 @@
                  hook as soon as the step's rewards are known, *before* the
                  old-log-prob pass, to start slow work (judge requests) that
                  ``prepare`` later joins.  It must never raise into the step.
+* ``startup_check`` -- an optional ``startup_check(config)`` on the *full*
+                 trainer config, run at start-up (``validate_all`` and the
+                 hooked trainer's ``__init__``) for checks that span sections,
+                 e.g. ``algorithm.passk.k`` against ``actor_rollout_ref.rollout.n``.
 
 Every estimator is registered twice: under its plain name (``f_grpo``) and under a
 namespaced alias (``verl_focal.f_grpo``) that no other package will take, so a user
@@ -47,6 +51,7 @@ __all__ = [
     "collisions",
     "alias",
     "ALIAS_PREFIX",
+    "run_startup_check",
     "ESTIMATOR_MODULES",
 ]
 
@@ -59,6 +64,8 @@ ALIAS_PREFIX = "verl_focal."
 ESTIMATOR_MODULES = (
     "verl_focal.integration.estimators_focal",
     "verl_focal.integration.estimators_cue",
+    "verl_focal.integration.estimators_passk",
+    "verl_focal.integration.estimators_unlikely",
 )
 
 
@@ -69,6 +76,7 @@ class EstimatorSpec:
     needs: frozenset[str] | Callable[[Any], frozenset[str]]
     prepare: Callable[[Any, Any], None] | None = None
     prefetch: Callable[[Any, Any], None] | None = None
+    startup_check: Callable[[Any], None] | None = None
 
     def needs_for(self, algorithm_config: Any) -> frozenset[str]:
         """The per-row fields the hook must fetch for this ``algorithm`` config."""
@@ -101,6 +109,7 @@ def register_estimator(
     needs: frozenset[str] | set[str] | Callable[[Any], frozenset[str]] = frozenset(),
     prepare: Callable[[Any, Any], None] | None = None,
     prefetch: Callable[[Any, Any], None] | None = None,
+    startup_check: Callable[[Any], None] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Decorator: register ``fn`` as verl advantage estimator ``name`` and ``verl_focal.<name>``."""
 
@@ -108,7 +117,8 @@ def register_estimator(
         from verl.trainer.ppo import core_algos
 
         spec = EstimatorSpec(
-            name=name, fn=fn, needs=needs if callable(needs) else frozenset(needs), prepare=prepare, prefetch=prefetch
+            name=name, fn=fn, needs=needs if callable(needs) else frozenset(needs), prepare=prepare, prefetch=prefetch,
+            startup_check=startup_check,
         )
         for key in (name, alias(name)):
             existing = core_algos.ADV_ESTIMATOR_REGISTRY.get(key)
@@ -141,6 +151,15 @@ def get_spec(name: Any) -> EstimatorSpec | None:
 
     spec = _SPECS[key]
     return spec if _same_function(core_algos.ADV_ESTIMATOR_REGISTRY.get(key, spec.fn), spec.fn) else None
+
+
+def run_startup_check(config: Any) -> None:
+    """Run the ``startup_check`` of the estimator named by ``config.algorithm.adv_estimator``, if any."""
+    algorithm = config.get("algorithm", None) if hasattr(config, "get") else None
+    spec = get_spec(algorithm.get("adv_estimator", None)) if algorithm is not None else None
+    if spec is not None and spec.startup_check is not None:
+        spec.startup_check(config)
+
 
 
 def registered_names(aliases: bool = False) -> list[str]:

@@ -27,6 +27,10 @@ __all__ = [
     "nested_rows",
     "TEXT_NEEDS",
     "SIGNATURE_EXTRA",
+    "sequence_log_prob_columns",
+    "OLD_LOG_PROBS",
+    "OLD_LOG_PROB_SUM",
+    "OLD_LOG_PROB_TOKENS",
 ]
 
 #: needs that are not reward extras
@@ -34,6 +38,49 @@ TEXT_NEEDS = frozenset({"responses", "problems"})
 #: reward extra holding a response's cue signature ("<catalogue version>:<codes>", made by
 #: verl_focal.reward.compute_score with reward kwarg cue_set)
 SIGNATURE_EXTRA = "cue_sig"
+#: the need for the rollout policy's per-token log-probs (verl's ``old_log_probs``), reduced per row
+OLD_LOG_PROBS = "old_log_probs"
+#: ``AdvantageContext.extras`` keys the hook fills for :data:`OLD_LOG_PROBS`: the summed log-prob of the
+#: response tokens (response_mask = 1) and their number, one float per row
+OLD_LOG_PROB_SUM = "old_log_probs:sum"
+OLD_LOG_PROB_TOKENS = "old_log_probs:tokens"
+
+
+def sequence_log_prob_columns(log_probs: Any, masks: Any) -> dict[str, np.ndarray]:
+    """Per-row Σ log π_old over response tokens and the token count, from padded or per-row tensors.
+
+    ``log_probs`` / ``masks``: a (bs, L) tensor each, or sequences of 1-D per-row tensors (TransferQueue's
+    jagged layout).  Returns ``{OLD_LOG_PROB_SUM: (bs,), OLD_LOG_PROB_TOKENS: (bs,)}`` float64 arrays.
+    """
+    import torch
+
+    if isinstance(log_probs, torch.Tensor) and not log_probs.is_nested:
+        lp = log_probs.detach().to(torch.float64)
+        m = torch.as_tensor(masks).detach().to(torch.float64)
+        sums, counts = (lp * m).sum(-1), m.sum(-1)
+    elif getattr(log_probs, "is_nested", False) and getattr(masks, "is_nested", False) and bool(
+        torch.equal(log_probs.offsets(), masks.offsets())
+    ):  # jagged rows of equal lengths (verl's v1 layout): one segment sum over the flat values
+        lengths = log_probs.offsets().diff()
+        row = torch.repeat_interleave(torch.arange(lengths.numel(), device=lengths.device), lengths)
+        flat = log_probs.values().detach().to(torch.float64) * masks.values().detach().to(torch.float64)
+        sums = torch.zeros(lengths.numel(), dtype=torch.float64).index_add_(0, row, flat)
+        counts = torch.zeros(lengths.numel(), dtype=torch.float64).index_add_(
+            0, row, masks.values().detach().to(torch.float64)
+        )
+    else:
+        lp_rows = log_probs.unbind() if hasattr(log_probs, "unbind") else list(log_probs)
+        m_rows = masks.unbind() if hasattr(masks, "unbind") else list(masks)
+        if len(lp_rows) != len(m_rows):
+            raise ValueError(f"old_log_probs has {len(lp_rows)} rows but response_mask has {len(m_rows)}")
+        sums_l, counts_l = [], []
+        for lp_i, m_i in zip(lp_rows, m_rows):
+            lp_i = torch.as_tensor(lp_i).detach().to(torch.float64).flatten()
+            m_i = torch.as_tensor(m_i).detach().to(torch.float64).flatten()[: lp_i.numel()]
+            sums_l.append(float((lp_i[: m_i.numel()] * m_i).sum()))
+            counts_l.append(float(m_i.sum()))
+        sums, counts = torch.tensor(sums_l, dtype=torch.float64), torch.tensor(counts_l, dtype=torch.float64)
+    return {OLD_LOG_PROB_SUM: sums.cpu().numpy(), OLD_LOG_PROB_TOKENS: counts.cpu().numpy()}
 
 
 def as_list(column: Any) -> list:
@@ -117,22 +164,27 @@ def build_context(
     problems: list[str] | None = None,
     acc_key: str = "acc",
     source: str = "manual",
+    old_log_probs: dict[str, np.ndarray] | None = None,
 ) -> AdvantageContext:
     """Assemble the context for the fields an estimator declared in ``needs``.
 
     ``acc`` is always collected when present (it is cheap and every estimator of
     ours uses correctness); missing values become NaN, so the estimator can fall
-    back per row and count it.
+    back per row and count it.  ``old_log_probs`` (from :func:`sequence_log_prob_columns`) is
+    attached as the extras :data:`OLD_LOG_PROB_SUM` / :data:`OLD_LOG_PROB_TOKENS` when
+    :data:`OLD_LOG_PROBS` is needed.
     """
     uids = np.asarray(list(uids), dtype=object)
     infos = list(extra_infos) if extra_infos is not None else [{} for _ in range(len(uids))]
     acc_col = extras_column(infos, acc_key)
     acc = None if acc_col is None else np.array([_to_float(v) for v in acc_col], dtype=np.float64)
     extras = {}
-    for name in sorted(needs - TEXT_NEEDS - {"acc", acc_key}):
+    for name in sorted(needs - TEXT_NEEDS - {"acc", acc_key, OLD_LOG_PROBS}):
         col = extras_column(infos, name)
         if col is not None:
             extras[name] = col
+    if OLD_LOG_PROBS in needs and old_log_probs is not None:
+        extras.update(old_log_probs)
     return AdvantageContext(
         uids=uids,
         acc=acc,

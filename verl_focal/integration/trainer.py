@@ -48,8 +48,10 @@ from verl_focal.integration.rows import (
     as_list,
     build_context,
     last_user_text,
+    OLD_LOG_PROBS,
     nested_rows,
     reward_extra_info_of,
+    sequence_log_prob_columns,
     text_rows,
 )
 
@@ -139,7 +141,18 @@ class FocalHookMixin:
                 pass
         problems = [last_user_text(p) for p in as_list(data["raw_prompt"])] if "problems" in needs else None
         del data
-        ctx = build_context(uids, needs, infos, problems=problems, acc_key=acc_key, source="v1-transferqueue")
+        old_lp = None
+        if OLD_LOG_PROBS in needs:  # written by _compute_old_log_prob: fetched at advantage time, never in prefetch
+            try:
+                lp = tq.kv_batch_get(
+                    keys=batch.keys, partition_id=batch.partition_id, select_fields=["old_log_probs", "response_mask"]
+                )
+                old_lp = sequence_log_prob_columns(lp["old_log_probs"], lp["response_mask"])
+            except Exception as e:  # noqa: BLE001 - absent column: the estimator refuses with its own message
+                logger.warning("verl-focal: could not fetch old_log_probs from TransferQueue: %s", e)
+        ctx = build_context(
+            uids, needs, infos, problems=problems, acc_key=acc_key, source="v1-transferqueue", old_log_probs=old_lp
+        )
         ctx.metrics["verl_focal/fetch_s"] = time.perf_counter() - t0
         if "responses" in needs:
             keys, partition_id = list(batch.keys), batch.partition_id
@@ -300,7 +313,16 @@ def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key:
             problems = [last_user_text(p) for p in ntb["raw_prompt"]]
         elif tokenizer is not None:
             problems = tokenizer.batch_decode(data.batch["prompts"], skip_special_tokens=True)
-    ctx = build_context(uids, needs, infos, problems=problems, acc_key=acc_key, source="legacy-dataproto")
+    old_lp = None
+    if OLD_LOG_PROBS in needs and "old_log_probs" in data.batch.keys():
+        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
+        if mask is None:
+            resp_len = data.batch["old_log_probs"].shape[-1]
+            mask = data.batch["attention_mask"][:, -resp_len:]
+        old_lp = sequence_log_prob_columns(data.batch["old_log_probs"], mask)
+    ctx = build_context(
+        uids, needs, infos, problems=problems, acc_key=acc_key, source="legacy-dataproto", old_log_probs=old_lp
+    )
     if "responses" in needs:
         resp = data.batch["responses"]
         mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None

@@ -1,0 +1,247 @@
+"""passk_grpo and unlikely_grpo through verl's real ``compute_advantage`` dispatch, the legacy hook,
+and start-up validation (docs/methods.md §9-10)."""
+
+import numpy as np
+import pytest
+import torch
+import verl  # noqa: F401  (loads our plugin through the verl.plugins entry point)
+from _reference import make_grouped_batch, reference_advantages
+from _reference_family import passk_rows_reference, unlikely_rows_reference
+from omegaconf import OmegaConf
+from verl import DataProto
+from verl.trainer.ppo import ray_trainer
+from verl.trainer.ppo.ray_trainer import compute_advantage
+
+from verl_focal.config.schema import ConfigError, validate_algorithm_config
+from verl_focal.integration.context import use_context
+from verl_focal.integration.rows import OLD_LOG_PROBS, build_context, sequence_log_prob_columns
+
+SIZES = [8, 3, 8, 5, 4, 8]
+
+
+def _dispatch(rewards, mask, index, algo, estimator):
+    data = DataProto.from_dict(
+        tensors={"token_level_rewards": rewards.clone(), "response_mask": mask.clone()}, non_tensors={"uid": index}
+    )
+    out = compute_advantage(
+        data, adv_estimator=estimator, norm_adv_by_std_in_grpo=algo.get("norm_adv_by_std_in_grpo", True), config=algo
+    )
+    return out.batch["advantages"]
+
+
+# ---------------------------------------------------------------- passk_grpo
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k,norm", [(1, True), (2, True), (3, True), (3, False)])
+def test_passk_through_verl_dispatch_equals_loop_reference(seed, k, norm):
+    rewards, mask, index = make_grouped_batch(seed, SIZES, n_padding=3, length=7)
+    algo = OmegaConf.create({"adv_estimator": "passk_grpo", "norm_adv_by_std_in_grpo": norm, "passk": {"k": k}})
+    adv = _dispatch(rewards, mask, index, algo, "passk_grpo")
+    valid = (mask.sum(-1) > 0).tolist()
+    ref = passk_rows_reference((rewards.sum(-1) > 0.5).tolist(), index, valid, k, norm=norm)
+    expected = torch.tensor(ref, dtype=torch.float32).unsqueeze(-1) * mask
+    assert torch.allclose(adv, expected, rtol=1e-5, atol=1e-5)
+    assert adv[mask == 0].abs().max().item() == 0.0  # padding rows and tokens outside responses
+
+
+def test_passk_reads_correctness_from_acc_not_the_shaped_reward():
+    index = np.array(["a"] * 4, dtype=object)
+    rewards = torch.zeros(4, 2)
+    rewards[:, -1] = torch.tensor([0.3, -1.0, -1.0, -1.0])  # row 0: correct but penalised below 0.5
+    algo = OmegaConf.create({"passk": {"k": 2}})
+    ctx = build_context(index, frozenset({"acc"}), [{"acc": 1.0}, {"acc": 0.0}, {"acc": 0.0}, {"acc": 0.0}])
+    with use_context(ctx):
+        adv = _dispatch(rewards, torch.ones(4, 2), index, algo, "passk_grpo")
+    ref = passk_rows_reference([1, 0, 0, 0], index, [1] * 4, 2)
+    assert adv[:, 0].tolist() == pytest.approx(ref, rel=1e-5)
+    assert ctx.metrics["passk/k"] == 2.0 and ctx.metrics["passk/rho_mean"] == pytest.approx(0.5)
+
+
+def test_passk_refuses_a_group_smaller_than_k_naming_uid_and_sizes():
+    index = np.array(["big"] * 4 + ["tiny"] * 2, dtype=object)
+    rewards = torch.zeros(6, 2)
+    rewards[0, -1] = 1.0
+    algo = OmegaConf.create({"passk": {"k": 3}})
+    with pytest.raises(ValueError, match=r"group uid 'tiny' has 2 valid rollout\(s\) but algorithm.passk.k=3"):
+        _dispatch(rewards, torch.ones(6, 2), index, algo, "passk_grpo")
+    # a group made only of padding rows is not a group: no error, zeros
+    mask = torch.ones(6, 2)
+    mask[4:] = 0.0
+    adv = _dispatch(rewards, mask, index, algo, "passk_grpo")
+    assert adv[4:].abs().max().item() == 0.0
+
+
+# ------------------------------------------------------------- unlikely_grpo
+def _unlikely_batch(seed):
+    rewards, mask, index = make_grouped_batch(seed, SIZES, n_padding=3, length=7)
+    rng = np.random.default_rng(100 + seed)
+    old_lp = torch.as_tensor(rng.uniform(-3.0, -0.01, size=mask.shape), dtype=torch.float32) * mask
+    return rewards, mask, index, old_lp
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("beta,likelihood,norm", [(0.25, "sum", True), (1.0, "mean", True), (0.5, "sum", False)])
+def test_unlikely_through_verl_dispatch_equals_loop_reference(seed, beta, likelihood, norm):
+    rewards, mask, index, old_lp = _unlikely_batch(seed)
+    algo = OmegaConf.create({"norm_adv_by_std_in_grpo": norm, "unlikely": {"beta": beta, "likelihood": likelihood}})
+    ctx = build_context(index, frozenset({"acc", OLD_LOG_PROBS}), old_log_probs=sequence_log_prob_columns(old_lp, mask))
+    with use_context(ctx):
+        adv = _dispatch(rewards, mask, index, algo, "unlikely_grpo")
+    lp_sum = (old_lp.double() * mask).sum(-1)
+    loglik = (lp_sum / mask.sum(-1).clamp(min=1)) if likelihood == "mean" else lp_sum
+    scores = rewards.sum(-1).tolist()
+    ref = unlikely_rows_reference(
+        scores, [s > 0.5 for s in scores], loglik.tolist(), index, (mask.sum(-1) > 0).tolist(), beta, norm=norm
+    )
+    expected = torch.tensor(ref, dtype=torch.float32).unsqueeze(-1) * mask
+    assert torch.allclose(adv, expected, rtol=1e-5, atol=1e-5)
+    assert ctx.metrics["unlikely/beta"] == beta
+    assert 1.0 - beta <= ctx.metrics["unlikely/factor_min"] <= 1.0
+
+
+def test_unlikely_beta_zero_is_verls_grpo():
+    rewards, mask, index, old_lp = _unlikely_batch(5)
+    ctx = build_context(index, frozenset({OLD_LOG_PROBS}), old_log_probs=sequence_log_prob_columns(old_lp, mask))
+    with use_context(ctx):
+        ours = _dispatch(rewards, mask, index, OmegaConf.create({"unlikely": {"beta": 0.0}}), "unlikely_grpo")
+    theirs = _dispatch(rewards, mask, index, OmegaConf.create({}), "grpo")
+    assert (ours - theirs).abs().max().item() <= 1e-6
+
+
+def test_unlikely_without_the_hook_refuses_with_a_message():
+    rewards, mask, index, _ = _unlikely_batch(0)
+    with pytest.raises(
+        ConfigError,
+        match=r"unlikely_grpo ranks rollouts by their old log-probs.*no verl-focal trainer hook is active.*verl_focal.main_ppo",
+    ):
+        _dispatch(rewards, mask, index, OmegaConf.create({}), "unlikely_grpo")
+    ctx = build_context(index, frozenset({OLD_LOG_PROBS}), source="v1-transferqueue")  # hook ran, column absent
+    with use_context(ctx), pytest.raises(ConfigError, match=r"the hook \(v1-transferqueue\) found none"):
+        _dispatch(rewards, mask, index, OmegaConf.create({}), "unlikely_grpo")
+
+
+def test_unlikely_through_the_legacy_hook_reads_old_log_probs_from_the_dataproto(monkeypatch):
+    from verl_focal.integration.trainer import install_legacy_hook
+
+    monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)
+    monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)
+    install_legacy_hook()
+    uid = np.array(["p"] * 4 + ["q"] * 4, dtype=object)
+    acc = np.array([1, 1, 1, 0, 1, 1, 0, 0], dtype=float)
+    score = acc.copy()
+    bs, L = 8, 5
+    mask = torch.ones(bs, L)
+    mask[0, 3:] = 0.0  # a shorter response
+    rewards = torch.zeros(bs, L)
+    rewards[:, 0] = torch.as_tensor(score, dtype=torch.float32)
+    old_lp = -torch.arange(1, bs * L + 1, dtype=torch.float32).reshape(bs, L).flip(0) / 10 * mask
+    data = DataProto.from_dict(
+        tensors={
+            "token_level_rewards": rewards,
+            "token_level_scores": rewards.clone(),
+            "response_mask": mask,
+            "old_log_probs": old_lp,
+            "responses": torch.ones(bs, L, dtype=torch.long),
+            "prompts": torch.ones(bs, 3, dtype=torch.long),
+            "attention_mask": torch.cat([torch.ones(bs, 3), mask], dim=1),
+        },
+        non_tensors={"uid": uid, "acc": acc},
+    )
+    algo = OmegaConf.create({"adv_estimator": "unlikely_grpo", "unlikely": {"beta": 0.5}})
+    out = ray_trainer.compute_advantage(data, adv_estimator="unlikely_grpo", config=algo)
+    lp_sum = (old_lp.double() * mask).sum(-1).tolist()
+    ref = unlikely_rows_reference(score.tolist(), acc.tolist(), lp_sum, uid, [1] * bs, 0.5)
+    assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-5)
+    assert ref != pytest.approx(reference_advantages(score.tolist(), uid, [1] * bs), abs=1e-3)  # β matters here
+    metrics = ray_trainer.compute_data_metrics(batch=out, use_critic=False)
+    assert metrics["unlikely/correct_rows"] == 5.0
+
+
+# ------------------------------------------------------------------ config
+BAD = [
+    ({"passk": {"k": 0}}, r"algorithm.passk.k must be >= 1, got 0"),
+    ({"passk": {"k": 2.5}}, r"algorithm.passk.k must be an integer, got 2.5"),
+    ({"passk": {"k": 1000}}, r"algorithm.passk.k must be <= 512, got 1000"),
+    ({"passk": {"kk": 2}}, r"unknown key\(s\) algorithm.passk.kk; valid keys under algorithm.passk: \['k'\]"),
+    ({"unlikely": {"beta": -0.1}}, r"algorithm.unlikely.beta must be >= 0.0, got -0.1"),
+    ({"unlikely": {"beta": 1.5}}, r"algorithm.unlikely.beta must be <= 1.0, got 1.5"),
+    ({"unlikely": {"beta": float("nan")}}, r"algorithm.unlikely.beta must be finite"),
+    ({"unlikely": {"likelihood": "max"}}, r"algorithm.unlikely.likelihood='max' is not one of \['sum', 'mean'\]"),
+]
+
+
+@pytest.mark.parametrize("algo,message", BAD, ids=[m[:40] for _, m in BAD])
+def test_bad_family_config_messages(algo, message):
+    with pytest.raises(ConfigError, match=message):
+        validate_algorithm_config(OmegaConf.create(algo))
+
+
+def _full(composed_config, *overrides):
+    return composed_config(
+        [
+            "actor_rollout_ref.rollout.n=4",
+            "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
+            "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+            *overrides,
+        ]
+    )
+
+
+def test_start_up_refuses_k_above_rollout_n(composed_config):
+    from verl_focal.main_ppo import validate_all
+
+    cfg = _full(composed_config, "algorithm.adv_estimator=passk_grpo", "algorithm.passk.k=8")
+    with pytest.raises(ConfigError, match=r"algorithm.passk.k=8 is larger than actor_rollout_ref.rollout.n=4"):
+        validate_all(cfg)
+    cfg = _full(composed_config, "algorithm.adv_estimator=f_grpo", "algorithm.passk.k=8")
+    validate_all(cfg)  # another estimator: k is not checked against n
+
+
+@pytest.mark.parametrize("est", ["passk_grpo", "unlikely_grpo"])
+def test_start_up_accepts_the_family_with_good_settings(composed_config, est):
+    from verl_focal.main_ppo import validate_all
+
+    sections = validate_all(_full(composed_config, f"algorithm.adv_estimator={est}", "algorithm.passk.k=4"))
+    assert sections["passk"].k == 4 and sections["unlikely"].beta == 0.25
+
+
+def test_hooked_trainer_refuses_k_above_n_before_verls_init(composed_config):
+    """Stock main_ppo with trainer_mode=focal_sync: the hooked trainer's __init__ checks first.
+
+    verl's PPOTrainer.__init__ (workers, GPUs) is never reached: the check raises before it.
+    """
+    from verl_focal.integration.trainer import hooked_trainer_cls
+
+    cfg = _full(composed_config, "algorithm.adv_estimator=passk_grpo", "algorithm.passk.k=5")
+    with pytest.raises(ConfigError, match=r"algorithm.passk.k=5 is larger than actor_rollout_ref.rollout.n=4"):
+        hooked_trainer_cls("sync")(cfg)
+
+
+def test_a_fresh_process_import_verl_registers_both_through_the_entry_point():
+    import subprocess
+    import sys
+
+    code = (
+        "import verl\n"
+        "from verl.trainer.ppo.core_algos import get_adv_estimator_fn as g\n"
+        "print(g('passk_grpo').__module__, g('unlikely_grpo').__module__)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "verl_focal.integration.estimators_passk verl_focal.integration.estimators_unlikely" in proc.stdout
+
+
+def test_unlikely_a_nan_log_prob_is_ranked_least_likely_and_counted_not_fatal():
+    index = np.array(["a"] * 4, dtype=object)
+    rewards = torch.zeros(4, 2)
+    rewards[:3, -1] = 1.0  # three correct, one wrong
+    mask = torch.ones(4, 2)
+    old_lp = torch.tensor([[-0.1, -0.1], [float("nan"), -0.2], [-1.0, -1.0], [-0.3, -0.3]])
+    ctx = build_context(index, frozenset({OLD_LOG_PROBS}), old_log_probs=sequence_log_prob_columns(old_lp, mask))
+    with use_context(ctx):
+        adv = _dispatch(rewards, mask, index, OmegaConf.create({"unlikely": {"beta": 0.5}}), "unlikely_grpo")
+    # row 1 (NaN) ranks last (4): no penalty; rows 0, 3, 2 rank 1, 2, 3
+    loglik = [-0.2, -1e300, -2.0, -0.6]
+    ref = unlikely_rows_reference([1.0, 1.0, 1.0, 0.0], [1, 1, 1, 0], loglik, index, [1] * 4, 0.5)
+    assert adv[:, 0].tolist() == pytest.approx(ref, abs=1e-5)
+    assert ctx.metrics["unlikely/nonfinite_logprob_rows"] == 1.0

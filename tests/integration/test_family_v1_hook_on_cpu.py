@@ -1,0 +1,131 @@
+"""passk_grpo / unlikely_grpo through the v1 trainer's real ``_compute_advantage`` and a real TransferQueue.
+
+Rollouts are written as verl's agent loop writes them; ``old_log_probs`` is then
+written the way verl's ``_compute_old_log_prob`` does (a jagged nested tensor
+over each row's response tokens, ``kv_batch_put``).  Only the trainer's
+GPU-bound ``__init__`` is skipped (object built with ``__new__``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import verl  # noqa: F401
+from _reference_family import passk_rows_reference, unlikely_rows_reference
+
+
+def _put(tq, partition, groups, rng):
+    """groups: {uid: [(n_tokens, reward, acc, [token log-probs]), ...]} -> KVBatchMeta (shuffled keys)."""
+    from tensordict import TensorDict
+    from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
+    from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
+    keys, fields, lps = [], [], []
+    for uid, rows in groups.items():
+        for session, (n_tok, reward, acc, lp) in enumerate(rows):
+            out = AgentLoopOutput(
+                prompt_ids=[2, 3],
+                response_ids=list(range(4, 4 + n_tok)),
+                response_mask=[1] * n_tok,
+                reward_score=float(reward),
+                num_turns=2,
+                metrics=AgentLoopMetrics(),
+                extra_fields={"reward_extra_info": {"acc": float(acc)}},
+            )
+            field = out.as_dict()
+            field.update({"uid": uid})
+            keys.append(f"{uid}_{session}_0")
+            fields.append(field)
+            lps.append(torch.tensor(lp, dtype=torch.float32))
+    order = rng.permutation(len(keys))
+    keys = [keys[i] for i in order]
+    meta = tq.kv_batch_put(
+        keys=keys, partition_id=partition, fields=list_of_dict_to_tensordict([fields[i] for i in order])
+    )
+    nested = torch.nested.as_nested_tensor([lps[i] for i in order], layout=torch.jagged)
+    tq.kv_batch_put(
+        keys=keys, partition_id=partition, fields=TensorDict({"old_log_probs": nested}, batch_size=len(keys))
+    )
+    return meta
+
+
+def _trainer(composed_config, overrides):
+    from verl_focal.integration.trainer import hooked_trainer_cls
+
+    trainer = object.__new__(hooked_trainer_cls("sync"))
+    trainer.config = composed_config(overrides)
+    trainer.tokenizer = None
+    return trainer
+
+
+GROUPS = {
+    # uid: (n_tokens, reward, acc, token log-probs); in g0, rows 0 and 3 swap ranks between sum and mean
+    "g0": [(6, 1.0, 1, [-0.1] * 6), (2, 1.0, 1, [-2.0, -1.5]), (4, 0.0, 0, [-0.5] * 4), (2, 1.0, 1, [-0.25, -0.25])],
+    "g1": [(2, 0.0, 0, [-1.0, -1.0]), (3, 1.0, 1, [-0.2, -0.4, -0.1]), (2, 1.0, 1, [-0.05, -0.05])],
+    "g2": [(1, 1.0, 1, [-0.7])],  # singleton
+}
+
+
+def _expected_rows(meta):
+    lookup = {f"{u}_{s}_0": (u,) + row for u, rows in GROUPS.items() for s, row in enumerate(rows)}
+    return [lookup[k] for k in meta.keys]
+
+
+@pytest.mark.parametrize("likelihood", ["sum", "mean"])
+def test_unlikely_grpo_through_v1_compute_advantage(transfer_queue, composed_config, likelihood):
+    meta = _put(transfer_queue, "train", GROUPS, np.random.default_rng(0))
+    trainer = _trainer(
+        composed_config,
+        [
+            "algorithm.adv_estimator=unlikely_grpo",
+            "algorithm.unlikely.beta=0.5",
+            f"algorithm.unlikely.likelihood={likelihood}",
+        ],
+    )
+    metrics: dict = {}
+    trainer._compute_advantage(meta, metrics)
+    got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
+    adv = [t[0].item() for t in got["advantages"].unbind()]
+    rows = _expected_rows(meta)
+    loglik = [sum(r[4]) / (len(r[4]) if likelihood == "mean" else 1) for r in rows]
+    ref = unlikely_rows_reference(
+        [r[2] for r in rows],
+        [r[3] for r in rows],
+        loglik,
+        np.array([r[0] for r in rows], dtype=object),
+        [1] * len(rows),
+        0.5,
+    )
+    assert adv == pytest.approx(ref, abs=1e-5)
+    assert metrics["unlikely/correct_rows"] == 6.0
+    assert "verl_focal/fetch_s" in metrics
+
+
+def test_passk_grpo_through_v1_compute_advantage(transfer_queue, composed_config):
+    meta = _put(transfer_queue, "train", {u: r for u, r in GROUPS.items() if u != "g2"}, np.random.default_rng(1))
+    trainer = _trainer(composed_config, ["algorithm.adv_estimator=passk_grpo", "algorithm.passk.k=2"])
+    metrics: dict = {}
+    trainer._compute_advantage(meta, metrics)
+    got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
+    adv = [t[0].item() for t in got["advantages"].unbind()]
+    rows = _expected_rows(meta)
+    ref = passk_rows_reference([r[3] for r in rows], np.array([r[0] for r in rows], dtype=object), [1] * len(rows), 2)
+    assert adv == pytest.approx(ref, abs=1e-5)
+    assert metrics["passk/groups"] == 2.0
+
+
+def test_hook_fetches_per_row_sequence_log_probs_aligned_with_uids(transfer_queue, composed_config):
+    from verl_focal.integration.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS, OLD_LOG_PROBS
+    from verl_focal.integration.trainer import FocalHookMixin
+
+    meta = _put(transfer_queue, "train", GROUPS, np.random.default_rng(2))
+    trainer = _trainer(composed_config, [])
+    ctx = FocalHookMixin._focal_fetch_context(trainer, meta, frozenset({"acc", OLD_LOG_PROBS}))
+    rows = _expected_rows(meta)
+    assert list(ctx.uids) == [r[0] for r in rows]
+    assert ctx.extras[OLD_LOG_PROB_SUM].tolist() == pytest.approx([sum(r[4]) for r in rows], abs=1e-6)
+    assert ctx.extras[OLD_LOG_PROB_TOKENS].tolist() == [float(r[1]) for r in rows]
+    # an estimator that does not need them does not pay for them
+    ctx2 = FocalHookMixin._focal_fetch_context(trainer, meta, frozenset({"acc"}))
+    assert OLD_LOG_PROB_SUM not in ctx2.extras

@@ -1,0 +1,55 @@
+"""The hook's per-row reduction of verl's ``old_log_probs`` (padded, jagged and per-row layouts)."""
+
+import pytest
+import torch
+
+from verl_focal.integration.rows import (
+    OLD_LOG_PROB_SUM,
+    OLD_LOG_PROB_TOKENS,
+    OLD_LOG_PROBS,
+    build_context,
+    sequence_log_prob_columns,
+)
+
+ROWS = [[-0.5, -1.0, -0.25], [-2.0], [-0.1, -0.1]]
+MASKS = [[1, 1, 0], [1], [1, 1]]  # a masked token (e.g. a tool response) in row 0
+
+
+def _expected():
+    sums = [sum(lp * m for lp, m in zip(r, mk)) for r, mk in zip(ROWS, MASKS)]
+    return sums, [float(sum(mk)) for mk in MASKS]
+
+
+def test_padded_tensor_layout():
+    lp = torch.zeros(3, 4)
+    m = torch.zeros(3, 4)
+    for i, (r, mk) in enumerate(zip(ROWS, MASKS)):
+        lp[i, : len(r)] = torch.tensor(r)
+        lp[i, len(r) :] = -9.0  # garbage beyond the response: must be masked out
+        m[i, : len(mk)] = torch.tensor(mk, dtype=torch.float32)
+    cols = sequence_log_prob_columns(lp, m)
+    sums, counts = _expected()
+    assert cols[OLD_LOG_PROB_SUM].tolist() == pytest.approx(sums)
+    assert cols[OLD_LOG_PROB_TOKENS].tolist() == counts
+
+
+@pytest.mark.parametrize("layout", ["jagged", "list"])
+def test_jagged_and_per_row_layouts(layout):
+    lps = [torch.tensor(r) for r in ROWS]
+    ms = [torch.tensor(mk, dtype=torch.float32) for mk in MASKS]
+    if layout == "jagged":
+        lps = torch.nested.as_nested_tensor(lps, layout=torch.jagged)
+        ms = torch.nested.as_nested_tensor(ms, layout=torch.jagged)
+    cols = sequence_log_prob_columns(lps, ms)
+    sums, counts = _expected()
+    assert cols[OLD_LOG_PROB_SUM].tolist() == pytest.approx(sums)
+    assert cols[OLD_LOG_PROB_TOKENS].tolist() == counts
+
+
+def test_build_context_attaches_log_probs_only_when_needed():
+    cols = sequence_log_prob_columns(torch.tensor([[-1.0], [-2.0]]), torch.ones(2, 1))
+    ctx = build_context(["a", "a"], frozenset({OLD_LOG_PROBS}), old_log_probs=cols)
+    assert ctx.extras[OLD_LOG_PROB_SUM].tolist() == [-1.0, -2.0]
+    assert OLD_LOG_PROBS not in ctx.extras  # the need itself is not looked up as a reward extra
+    ctx = build_context(["a", "a"], frozenset({"acc"}), old_log_probs=cols)
+    assert OLD_LOG_PROB_SUM not in ctx.extras

@@ -1,0 +1,101 @@
+"""``passk_grpo``: Pass@k Training's analytic group advantage registered in verl.
+
+    ρ  = 1 − C(n−c, k)/C(n, k),   σ = sqrt(ρ(1−ρ))
+    Â⁺ = (1 − ρ)/(σ + ε)                                  (correct rollouts)
+    Â⁻ = (1 − ρ − C(n−c−1, k−1)/C(n−1, k−1))/(σ + ε)      (wrong rollouts)
+
+(Chen et al., arXiv 2508.10751, Sec. "Analytical Derivation"; docs/methods.md §9.)
+n and c count a group's valid rollouts and its correct ones; correctness comes
+from the ``acc`` reward extra when the hook supplies it, else
+``reward > algorithm.focal.correct_threshold`` -- exactly as for ``f_grpo``.
+``k`` is ``algorithm.passk.k``; a group with fewer valid rollouts than k is
+refused.  ``algorithm.norm_adv_by_std_in_grpo=false`` drops the division by
+σ + ε, as it does for verl's ``grpo``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from verl_focal.config.schema import ConfigError, validate_algorithm_config
+from verl_focal.core.passk_advantage import passk_row_advantage
+from verl_focal.integration.estimators_focal import broadcast
+from verl_focal.integration.inputs import gather_inputs
+from verl_focal.integration.registration import register_estimator
+
+__all__ = ["GroupTooSmallError", "check_passk_startup", "compute_passk_grpo_advantage"]
+
+
+class GroupTooSmallError(ValueError):
+    """A group has fewer valid rollouts than ``algorithm.passk.k``."""
+
+
+def check_passk_startup(config: Any) -> None:
+    """Refuse ``algorithm.passk.k`` larger than ``actor_rollout_ref.rollout.n`` before anything starts."""
+    passk = validate_algorithm_config(config.algorithm, sections=("passk",))["passk"]
+    n = config.get("actor_rollout_ref", {}).get("rollout", {}).get("n", None)
+    if n is not None and passk.k > int(n):
+        raise ConfigError(
+            f"algorithm.passk.k={passk.k} is larger than actor_rollout_ref.rollout.n={n}: a group cannot hold a "
+            f"{passk.k}-subset; set algorithm.passk.k<={n} or raise actor_rollout_ref.rollout.n"
+        )
+
+
+def _diagnostics(
+    n: torch.Tensor, rho: torch.Tensor, correct: torch.Tensor, gid: torch.Tensor, k: int
+) -> dict[str, float]:
+    present = n > 0
+    if not bool(present.any()):
+        return {"passk/groups": 0.0}
+    c = torch.zeros_like(n).index_add_(0, gid, correct)
+    active = present & (rho > 0) & (rho < 1)
+    return {
+        "passk/groups": float(present.sum()),
+        "passk/k": float(k),
+        "passk/rho_mean": float(rho[present].mean()),
+        "passk/frac_active": float(active[present].double().mean()),
+        # groups with some wrong rollouts that still pass at k: their wrong rollouts are not pushed down
+        "passk/frac_saturated": float((present & (rho == 1) & (c < n)).double().sum() / present.sum()),
+    }
+
+
+@register_estimator("passk_grpo", needs=frozenset({"acc"}), startup_check=check_passk_startup)
+def compute_passk_grpo_advantage(
+    token_level_rewards: torch.Tensor,
+    response_mask: torch.Tensor,
+    config: Any = None,
+    index: Any = None,
+    epsilon: float = 1e-6,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pass@k Training's analytic advantage, broadcast over response tokens and masked.
+
+    Returns ``(advantages, returns)``, both (bs, L), equal, as verl's outcome
+    estimators do.  Padding rows (``response_mask`` all zero) get 0 and are not
+    counted in n.  With ``algorithm.passk.k=1`` it equals GRPO with the
+    population std of the 0/1 correctness.
+
+    Raises:
+        GroupTooSmallError: a group has 0 < n < k valid rollouts (names its uid and sizes).
+    """
+    with torch.no_grad():
+        cfg = config if config is not None else {}
+        k = validate_algorithm_config(cfg, sections=("passk",))["passk"].k
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo")
+        n = torch.zeros(inp.n_groups, dtype=torch.float64).index_add_(0, inp.gid, inp.valid)
+        small = (n > 0) & (n < k)
+        if bool(small.any()):
+            g = int(torch.nonzero(small)[0])
+            row = int(torch.nonzero(inp.gid == g)[0])
+            raise GroupTooSmallError(
+                f"passk_grpo: group uid {inp.index[row]!r} has {int(n[g])} valid rollout(s) but algorithm.passk.k={k} "
+                f"({int(small.sum())} group(s) smaller than k); lower algorithm.passk.k or keep "
+                "actor_rollout_ref.rollout.n >= k rollouts per prompt"
+            )
+        norm = True if config is None else bool(config.get("norm_adv_by_std_in_grpo", True))
+        adv, n, rho = passk_row_advantage(inp.correct, inp.gid, inp.n_groups, inp.valid, k, epsilon, norm)
+        if inp.ctx is not None:
+            inp.ctx.metrics.update(_diagnostics(n, rho, inp.correct, inp.gid, k))
+        return broadcast(adv, token_level_rewards, response_mask)

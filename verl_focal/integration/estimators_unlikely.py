@@ -1,0 +1,108 @@
+"""``unlikely_grpo``: GRPO on the unlikeliness reward, registered in verl.
+
+    r_i = R_i · (1 − β · (G − rank_i)/G)   for correct rollouts, r_i = R_i otherwise
+    A_i = (r_i − mean_g r) / (std_g r + ε)                 (GRPO on the r_i)
+
+(He, Fried & Welleck, arXiv 2506.02355, Sec. "Unlikeliness reward";
+docs/methods.md §10.)  rank_i ∈ {1..G} orders the group's valid rollouts by
+their likelihood under the rollout policy π_θold, 1 = most likely;
+``algorithm.unlikely.likelihood`` picks the sequence log-probability (``sum``,
+the paper's π_θold(y|x)) or its per-token mean (``mean``, the authors' code).
+β is ``algorithm.unlikely.beta``; correctness is read as for ``f_grpo``.
+``algorithm.norm_adv_by_std_in_grpo=false`` gives the Dr.GRPO variant.
+
+The log-probs are verl's ``old_log_probs``, which the trainer computes before
+the advantage step; verl does not pass them to an estimator, so our trainer
+hook fetches them (TransferQueue in the v1 trainer, the DataProto in the legacy
+one) and hands them over in the :class:`AdvantageContext`.  Called without
+the hook, the estimator refuses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from verl_focal.config.schema import ConfigError, validate_algorithm_config
+from verl_focal.core.groups import group_advantage
+from verl_focal.core.unlikeliness import sequence_log_likelihood, unlikeliness_factor
+from verl_focal.integration.estimators_focal import broadcast
+from verl_focal.integration.inputs import gather_inputs, resolve_base
+from verl_focal.integration.registration import register_estimator
+from verl_focal.integration.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS, OLD_LOG_PROBS
+
+__all__ = ["MissingLogProbsError", "compute_unlikely_grpo_advantage"]
+
+
+class MissingLogProbsError(ConfigError):
+    """``unlikely_grpo`` ran without the rollout policy's log-probs."""
+
+
+def _old_log_probs(inp) -> tuple[torch.Tensor, torch.Tensor]:
+    ctx = inp.ctx
+    extras = {} if ctx is None else ctx.extras
+    if OLD_LOG_PROB_SUM not in extras or OLD_LOG_PROB_TOKENS not in extras:
+        where = "no verl-focal trainer hook is active" if ctx is None else f"the hook ({ctx.source}) found none"
+        raise MissingLogProbsError(
+            "unlikely_grpo ranks rollouts by their old log-probs, which verl does not pass to an estimator, and "
+            f"{where}: launch with `python -m verl_focal.main_ppo` (or trainer.v1.trainer_mode=focal_sync with "
+            "stock main_ppo) and keep the old-log-prob pass on (it is on by default)"
+        )
+    s = torch.as_tensor(np.asarray(extras[OLD_LOG_PROB_SUM], dtype=np.float64))
+    t = torch.as_tensor(np.asarray(extras[OLD_LOG_PROB_TOKENS], dtype=np.float64))
+    return s, t
+
+
+def _diagnostics(factor: torch.Tensor, correct: torch.Tensor, valid: torch.Tensor, beta: float) -> dict[str, float]:
+    corr = (correct > 0) & (valid > 0)
+    if not bool(corr.any()):
+        return {"unlikely/correct_rows": 0.0, "unlikely/beta": float(beta)}
+    f = factor[corr]
+    return {
+        "unlikely/correct_rows": float(corr.sum()),
+        "unlikely/beta": float(beta),
+        "unlikely/factor_mean": float(f.mean()),
+        "unlikely/factor_min": float(f.min()),
+    }
+
+
+@register_estimator("unlikely_grpo", needs=frozenset({"acc", OLD_LOG_PROBS}))
+def compute_unlikely_grpo_advantage(
+    token_level_rewards: torch.Tensor,
+    response_mask: torch.Tensor,
+    config: Any = None,
+    index: Any = None,
+    epsilon: float = 1e-6,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """GRPO advantage of the unlikeliness-reweighted rewards, broadcast over tokens and masked.
+
+    Returns ``(advantages, returns)``, both (bs, L), equal.  Padding rows get 0
+    and are neither ranked nor counted in G.  With ``algorithm.unlikely.beta=0``
+    it equals verl's ``grpo`` (``norm_adv_by_std_in_grpo`` honoured).
+
+    Raises:
+        MissingLogProbsError: no hook context with the old log-probs.
+    """
+    with torch.no_grad():
+        cfg = config if config is not None else {}
+        section = validate_algorithm_config(cfg, sections=("unlikely",))["unlikely"]
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo")
+        lp_sum, lp_tokens = _old_log_probs(inp)
+        if lp_sum.shape[0] != inp.scores.shape[0]:
+            raise ValueError(f"unlikely_grpo: {lp_sum.shape[0]} old log-prob rows for {inp.scores.shape[0]} batch rows")
+        score = sequence_log_likelihood(lp_sum, lp_tokens, section.likelihood)
+        # a NaN/inf log-prob (numerical fault in the old-log-prob pass) must not end the step: rank that
+        # rollout as the least likely of its group (no penalty) and count it
+        bad = ~torch.isfinite(score) & (inp.valid > 0)
+        score = torch.where(bad, torch.full_like(score, -1e300), score)
+        factor, _ = unlikeliness_factor(score, inp.correct, inp.gid, inp.n_groups, inp.valid, section.beta)
+        rewards = inp.scores * factor
+        base = resolve_base("grpo", cfg)
+        adv = group_advantage(rewards, inp.gid, inp.n_groups, inp.valid, base=base, epsilon=epsilon)
+        if inp.ctx is not None:
+            inp.ctx.metrics.update(_diagnostics(factor, inp.correct, inp.valid, section.beta))
+            inp.ctx.metrics["unlikely/nonfinite_logprob_rows"] = float(bad.sum())
+        return broadcast(adv, token_level_rewards, response_mask)
