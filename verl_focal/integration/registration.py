@@ -36,6 +36,7 @@ trainer) refuse a config that uses the contested name.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -98,6 +99,9 @@ def _describe(fn: Callable) -> str:
 
 
 def _same_function(a: Callable, b: Callable) -> bool:
+    """Whether ``a`` is ``b``: the same object, the same module-level function re-imported, or a
+    wrapper of it that says so through ``__wrapped__`` (``functools.wraps``; e.g. a profiler's timer)."""
+    a, b = inspect.unwrap(a), inspect.unwrap(b)
     return a is b or (
         getattr(a, "__module__", None) == getattr(b, "__module__", None)
         and getattr(a, "__qualname__", None) == getattr(b, "__qualname__", None)
