@@ -17,9 +17,10 @@ import time
 
 import torch
 
-from verl_focal.demo.experiment import DEFAULT_ARMS
+from verl_focal.demo.arms import DEFAULT_ARMS, EXTRA_ARMS
+from verl_focal.demo.experiment import DemoConfig
 from verl_focal.demo.model import ModelSpec, build_model, build_tokenizer, sft
-from verl_focal.demo.rl import Arm, RLConfig, estimator_available, train_rl
+from verl_focal.demo.rl import RLConfig, estimator_available, train_rl
 from verl_focal.demo.task import sft_examples, split_problems
 
 
@@ -32,17 +33,18 @@ def main() -> None:
     train, _ = split_problems(0)
     tok = build_tokenizer()
     base = build_model(tok, ModelSpec(), seed=0)
-    sft(base, tok, sft_examples(train, {"add": 0.7, "sub": 0.22, "mul": 0.08}, 5000, 0), 60, 128, 3e-3, 0)
+    cfg = DemoConfig()
+    sft(base, tok, sft_examples(train, cfg.prior, 5000, 0), 200, 128, cfg.sft_lr, 0)
     per_step = {}
-    for name, est, n, g, a in DEFAULT_ARMS:
-        if not estimator_available(est):
-            print(f"{name:<20} skipped (estimator {est!r} not registered)")
+    for arm in DEFAULT_ARMS + EXTRA_ARMS:
+        name = arm.name
+        if not estimator_available(arm.estimator):
+            print(f"{name:<20} skipped (estimator {arm.estimator!r} not registered)")
             continue
-        arm = Arm(name, est, n, g, a)
         model = copy.deepcopy(base)
-        train_rl(model, tok, train, arm, RLConfig(steps=1), seed=0)  # warm-up
+        train_rl(model, tok, train, arm, RLConfig(steps=1, lr=cfg.lr), seed=0)  # warm-up
         t0 = time.process_time()
-        train_rl(model, tok, train, arm, RLConfig(steps=args.steps), seed=1)
+        train_rl(model, tok, train, arm, RLConfig(steps=args.steps, lr=cfg.lr), seed=1)
         per_step[name] = (time.process_time() - t0) / args.steps
     ref = per_step.get("GRPO N=8")
     print(f"{'arm':<20} {'cpu s/step':>10} {'x GRPO N=8':>11}")

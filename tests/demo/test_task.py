@@ -1,12 +1,15 @@
-"""The demo task: verifier, strategy labels, problem diversity, split and teacher (pure Python, fast)."""
+"""The demo task (clock arithmetic mod 16): verifier, strategy labels, diversity, split and teacher (pure Python)."""
 
 import collections
 import itertools
+import math
 
 import pytest
 
 from verl_focal.demo.task import (
+    MODULUS,
     STRATEGIES,
+    SYMBOLS,
     Problem,
     all_problems,
     sft_examples,
@@ -17,79 +20,71 @@ from verl_focal.demo.task import (
 )
 
 OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
-ALL_ANSWERS = [f"{a}{op}{b}" for a, op, b in itertools.product(range(10), "+-*", range(10))]
+ALL_ANSWERS = [f"{SYMBOLS[a]}{op}{SYMBOLS[b]}" for a, op, b in itertools.product(range(16), "+-*", range(16))]
 
 
-def test_verifier_matches_direct_arithmetic():
-    p = Problem(t=24, d=3)
-    assert verify(p, "3*8") and verify(p, "8*3")
-    assert not verify(p, "4*6")  # right value, digit 3 not used
-    assert not verify(p, "3*7")  # uses 3, wrong value
-    assert verify(Problem(t=-4, d=2), "2-6") and not verify(Problem(t=-4, d=2), "6-2")
-    for text in ("3*8 ", "3*8"):  # surrounding whitespace tolerated, nothing else
-        assert verify(p, text)
-    for bad in ("38", "3x8", "3**8", "03*8", "3*8?", "", "3*8…", "24"):
+def test_verifier_matches_direct_modular_arithmetic():
+    p = Problem(t=7, d=3)
+    assert p.prompt == "T7D3="
+    assert verify(p, "3+4") and verify(p, "4+3")
+    assert verify(p, "3-c")  # 3 - 12 = -9 = 7 (mod 16)
+    assert verify(p, "a-3")  # 10 - 3 = 7
+    assert verify(p, "3*d") and verify(p, "d*3")  # 39 = 2*16 + 7
+    assert not verify(p, "2+5")  # right value, symbol 3 not used
+    assert not verify(p, "3+5")  # uses 3, wrong value
+    for bad in ("34", "3x4", "3++4", "03+4", "3+4?", "", "3+4…", "7", "3+A"):
         assert not verify(p, bad), bad
 
 
 def test_solutions_equal_brute_force_over_answer_space():
-    for p in all_problems()[::7]:
+    names = {"+": "add", "-": "sub", "*": "mul"}
+    for p in all_problems()[::5]:
         expect = {s: [] for s in STRATEGIES}
         for ans in ALL_ANSWERS:
-            a, op, b = int(ans[0]), ans[1], int(ans[2])
-            if p.d in (a, b) and OPS[op](a, b) == p.t:
-                expect[{"+": "add", "-": "sub", "*": "mul"}[op]].append(ans)
-        assert solutions(p) == expect
-        assert all(verify(p, a) for sols in expect.values() for a in sols)
+            a, op, b = SYMBOLS.index(ans[0]), ans[1], SYMBOLS.index(ans[2])
+            if p.d in (a, b) and OPS[op](a, b) % 16 == p.t:
+                expect[names[op]].append(ans)
+        assert solutions(p) == {k: sorted(v) for k, v in expect.items()}
+
+
+def test_every_problem_has_add_and_sub_and_mul_where_gcd_allows():
+    probs = all_problems()
+    assert len(probs) == MODULUS**2 == 256
+    for p in probs:
+        sol = solutions(p)
+        assert sol["add"] and sol["sub"], p  # b = t - d, b = d - t always exist mod M
+        assert bool(sol["mul"]) == (p.t % math.gcd(p.d, MODULUS) == 0), p  # d*b = t solvable iff gcd(d, M) | t
+    with_mul = sum(bool(solutions(p)["mul"]) for p in probs)
+    assert 0.3 * len(probs) < with_mul < 0.8 * len(probs)
 
 
 def test_strategy_labels():
-    assert strategy_of("3+4") == "add" and strategy_of("9-0") == "sub" and strategy_of("2*2") == "mul"
+    assert strategy_of("3+4") == "add" and strategy_of("9-0") == "sub" and strategy_of("f*f") == "mul"
     assert strategy_of("3/4") is None and strategy_of("34") is None and strategy_of("?+1") is None
 
 
 def test_problems_differ_no_shortcut_answer():
     probs = all_problems()
-    assert len(probs) == len(set(probs)) > 200
-    solved_by = collections.Counter()
-    for ans in ALL_ANSWERS:
-        solved_by[ans] = sum(verify(p, ans) for p in probs)
-    # one answer has one value and two digits: it solves at most 2 problems (< 1% of the set)
+    solved_by = collections.Counter({ans: sum(verify(p, ans) for p in probs) for ans in ALL_ANSWERS})
+    # one answer has one value and two operands: it solves at most 2 problems (< 1% of the set)
     assert max(solved_by.values()) <= 2
-    assert all(any(verify(p, a) for a in ALL_ANSWERS) for p in probs)
-
-
-def test_difficulty_is_graded_by_strategy_availability():
-    kinds = collections.Counter()
-    for p in all_problems():
-        avail = frozenset(s for s, v in solutions(p).items() if v)
-        kinds[avail] += 1
-    assert kinds[frozenset({"mul"})] >= 20  # t > 18: multiplication only
-    assert kinds[frozenset({"sub"})] >= 20  # negative t: subtraction only
-    assert sum(v for k, v in kinds.items() if len(k) >= 2) >= 50  # several strategies work
-    for p in all_problems():
-        if p.t > 18:
-            assert not solutions(p)["add"] and not solutions(p)["sub"]
-        if p.t < 0:
-            assert solutions(p)["sub"] and not solutions(p)["add"] and not solutions(p)["mul"]
 
 
 def test_prompt_roundtrip_and_errors():
     for p in all_problems()[::11]:
         assert Problem.from_prompt(p.prompt) == p
-        assert len(p.prompt) == 7
-    with pytest.raises(ValueError, match="d=12"):
-        Problem(t=1, d=12)
+        assert len(p.prompt) == 5
+    with pytest.raises(ValueError, match="d=16"):
+        Problem(t=1, d=16)
     with pytest.raises(ValueError, match="not a demo prompt"):
         Problem.from_prompt("T+1D3=")
 
 
 def test_split_is_deterministic_and_disjoint():
     tr, ho = split_problems(0)
-    tr2, ho2 = split_problems(0)
-    assert (tr, ho) == (tr2, ho2)
+    assert (tr, ho) == split_problems(0)
     assert not set(tr) & set(ho) and set(tr) | set(ho) == set(all_problems())
-    assert abs(len(ho) - 0.2 * len(all_problems())) <= 1
+    assert len(ho) == 64
     assert split_problems(1)[1] != ho
     with pytest.raises(ValueError, match="held_out_frac"):
         split_problems(0, 1.0)
@@ -97,22 +92,19 @@ def test_split_is_deterministic_and_disjoint():
 
 def test_teacher_follows_prior_where_all_strategies_work():
     full = [p for p in all_problems() if all(solutions(p).values())]
-    assert full
-    prior = {"add": 0.7, "sub": 0.22, "mul": 0.08}
+    prior = {"add": 0.55, "sub": 0.30, "mul": 0.15}
     ex = sft_examples(full, prior, 6000, seed=3)
     assert all(verify(p, a) for p, a in ex)
     freq = collections.Counter(strategy_of(a) for _, a in ex)
-    for s, w in prior.items():  # 6000 draws: binomial sd <= 0.006
+    for s, w in prior.items():  # 6000 draws: binomial sd <= 0.0065
         assert abs(freq[s] / 6000 - w) < 0.03, (s, freq)
 
 
-def test_teacher_rarely_demonstrates_rare_only_problems():
-    probs = all_problems()
-    ex = sft_examples(probs, {"add": 0.7, "sub": 0.22, "mul": 0.08}, 20000, seed=0)
-    per = collections.Counter(p for p, _ in ex)
-    mul_only = [p for p in probs if not solutions(p)["add"] and not solutions(p)["sub"]]
-    add_ok = [p for p in probs if solutions(p)["add"]]
-    mean = lambda ps: sum(per[p] for p in ps) / len(ps)  # noqa: E731
-    assert mean(mul_only) < 0.3 * mean(add_ok)
+def test_teacher_renormalises_over_working_strategies():
+    no_mul = [p for p in all_problems() if not solutions(p)["mul"]]
+    ex = sft_examples(no_mul, {"add": 0.55, "sub": 0.30, "mul": 0.15}, 4000, seed=1)
+    freq = collections.Counter(strategy_of(a) for _, a in ex)
+    assert freq["mul"] == 0
+    assert abs(freq["add"] / 4000 - 0.55 / 0.85) < 0.03
     with pytest.raises(ValueError, match="prior keys"):
-        sft_examples(probs, {"add": 1.0}, 10, 0)
+        sft_examples(no_mul, {"add": 1.0}, 10, 0)

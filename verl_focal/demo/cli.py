@@ -1,29 +1,57 @@
-"""``verl-focal demo``: the CPU-scale RLVR experiment (GRPO vs F-GRPO vs Cue-GRPO).
+"""``verl-focal demo``: the CPU-scale RLVR experiment (GRPO vs F-GRPO vs Cue-GRPO), with paired claims.
 
-    verl-focal demo                  # default run, a few minutes on 2 CPU cores
-    verl-focal demo --quick          # smoke run (CI): training runs, losses finite, report complete
-    verl-focal demo --device cuda    # the scaled-up configuration on a GPU
+    verl-focal demo                          # default run: 5 arms x 20 seeds, <= 10 min on 2 CPU cores
+    verl-focal demo --seeds 1000-1019        # the same design on other seeds (replication)
+    verl-focal demo --seeds 0-99 --budget 1800   # buy power: as many seeds as 30 min allow
+    verl-focal demo --quick                  # smoke run (CI): checks the pipeline, not the methods
+    verl-focal demo --device cuda            # the scaled-up configuration on a GPU
+    verl-focal demo --replicate DIR1 DIR2    # which verdicts of two runs agree
 
-Writes results.json, report.md and PNG plots under ``--out``.
+Writes results.json (with a ``claims`` list), report.md and PNG plots under ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import re
 import sys
+
+
+def parse_seeds(tokens: list[str]) -> tuple[int, ...]:
+    """Seeds from ``0 1 2`` and/or inclusive ranges ``0-19``; raises ValueError naming the bad token."""
+    out: list[int] = []
+    for tok in tokens:
+        m = re.fullmatch(r"(\d+)-(\d+)", tok)
+        if m and int(m.group(2)) >= int(m.group(1)):
+            out.extend(range(int(m.group(1)), int(m.group(2)) + 1))
+        elif re.fullmatch(r"\d+", tok):
+            out.append(int(tok))
+        else:
+            raise ValueError(f"--seeds: {tok!r} is not a seed (>= 0) or an inclusive range like 0-19")
+    return tuple(out)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="smoke run (<= 60 s): one seed, 2 RL steps per arm")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                        help="cpu: the default CPU run; cuda: the scaled-up configuration (bigger model, more steps and seeds)")
+                        help="cpu: the default CPU run; cuda: the scaled-up configuration (bigger model, more steps)")
     parser.add_argument("--out", default="outputs/demo", help="output folder for report.md, results.json and plots (default: outputs/demo)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=None, help="RL seeds (default: 0 1 2; cuda: 0..4; quick: 0)")
-    parser.add_argument("--steps", type=int, default=None, help="override the number of RL steps per run")
+    parser.add_argument("--seeds", nargs="+", default=None, metavar="SEED",
+                        help="RL seeds: numbers and/or inclusive ranges, e.g. 0-19 or 1000-1019 (default 0-19; quick: 0)")
+    parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                        help="wall-clock budget: seeds run in the given order and no new seed starts once the "
+                             "estimate says it would finish late (more seeds = narrower intervals)")
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes for the RL runs (default: min(2, CPUs))")
+    parser.add_argument("--arms", nargs="+", default=None, metavar="ARM",
+                        help="arms by name, or 'default' / 'all' (all adds GRPO N=2 and N=32)")
+    parser.add_argument("--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="torch CPU threads (default 1: on a shared 2-core machine one thread is faster)")
+                        help="torch CPU threads per process (default 1: with two worker processes on 2 cores, one each)")
+    parser.add_argument("--replicate", nargs=2, default=None, metavar="DIR",
+                        help="compare the claims of two finished runs (folders or results.json files) and print which hold")
     parser.add_argument("--no-progress", action="store_true", help="disable the tqdm progress bar")
 
 
@@ -43,29 +71,73 @@ def _check_complete(results: dict, paths: dict[str, str]) -> list[str]:
     return problems
 
 
-def run(args: argparse.Namespace) -> int:
-    from verl_focal.demo.experiment import preset, run_experiment
-    from verl_focal.demo.report import write_report
+def _load_claims(path: str) -> tuple[list[dict], list[int]]:
+    f = os.path.join(path, "results.json") if os.path.isdir(path) else path
+    if not os.path.isfile(f):
+        raise ValueError(f"--replicate: no results.json at {path!r}; pass a demo output folder or its results.json")
+    with open(f) as fh:
+        res = json.load(fh)
+    if "claims" not in res:
+        raise ValueError(f"--replicate: {f} has no 'claims' (written by an older demo); re-run `verl-focal demo`")
+    return res["claims"], res.get("seeds_completed", [])
 
-    if args.quick and args.device == "cuda":
-        print("verl-focal demo: --quick and --device cuda are separate modes; choose one", file=sys.stderr)
-        return 2
-    cfg = preset("quick" if args.quick else ("cuda" if args.device == "cuda" else "default"))
-    if args.seeds is not None:
-        cfg.seeds = tuple(args.seeds)
-    if args.steps is not None:
-        if args.steps < 1:
-            print(f"verl-focal demo: --steps={args.steps} must be >= 1", file=sys.stderr)
-            return 2
-        cfg.rl_steps = args.steps
-    if args.threads is not None:
-        cfg.threads = args.threads
+
+def _replicate(paths: list[str]) -> int:
+    from verl_focal.demo.report import replication_markdown
+
     try:
-        cfg.validate()
+        (c1, s1), (c2, s2) = _load_claims(paths[0]), _load_claims(paths[1])
     except ValueError as e:
         print(f"verl-focal demo: {e}", file=sys.stderr)
         return 2
+    overlap = sorted(set(s1) & set(s2))
+    if overlap:
+        print(f"verl-focal demo: warning: the two runs share seeds {overlap}; a replication needs disjoint seed sets", file=sys.stderr)
+    print(f"run 1: {paths[0]} (seeds {s1[0]}..{s1[-1]}, {len(s1)}); run 2: {paths[1]} (seeds {s2[0]}..{s2[-1]}, {len(s2)})" if s1 and s2 else "")
+    print("\n".join(replication_markdown(c1, c2)))
+    return 0
 
+
+def run(args: argparse.Namespace) -> int:
+    if args.replicate:
+        return _replicate(args.replicate)
+    from verl_focal.demo.arms import arms_by_name
+    from verl_focal.demo.experiment import preset, run_experiment
+    from verl_focal.demo.report import SMOKE_BANNER, write_report
+
+    def fail(msg: str) -> int:
+        print(f"verl-focal demo: {msg}", file=sys.stderr)
+        return 2
+
+    if args.quick and args.device == "cuda":
+        return fail("--quick and --device cuda are separate modes; choose one")
+    cfg = preset("quick" if args.quick else ("cuda" if args.device == "cuda" else "default"))
+    try:
+        if args.seeds is not None:
+            cfg.seeds = parse_seeds(args.seeds)
+        if args.arms is not None:
+            cfg.arms = arms_by_name(args.arms)
+    except ValueError as e:
+        return fail(str(e))
+    if args.steps is not None:
+        if args.steps < 1:
+            return fail(f"--steps={args.steps} must be >= 1")
+        cfg.rl_steps = args.steps
+    if args.threads is not None:
+        if args.threads < 1:
+            return fail(f"--threads={args.threads} must be >= 1")
+        cfg.threads = args.threads
+    if args.jobs is not None:
+        cfg.jobs = args.jobs
+    if args.budget is not None:
+        cfg.budget_s = args.budget
+    try:
+        cfg.validate()
+    except ValueError as e:
+        return fail(str(e))
+
+    if cfg.mode == "quick":
+        print(f"verl-focal demo --quick: {SMOKE_BANNER}", file=sys.stderr)
     factory = None
     if not args.no_progress:
         from tqdm import tqdm

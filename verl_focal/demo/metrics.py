@@ -10,29 +10,29 @@ answers problem x correctly is an exact finite sum
 computed by teacher forcing.  Sampling n responses and verifying them gives a
 count c ~ Binomial(n, p(x)) -- exactly, since the samples are independent.
 :func:`pass_curve` draws c from that binomial and applies the unbiased pass@k
-estimator (Chen et al. 2021; methods.md Sec. 8); this is the paper's
+estimator (Chen et al. 2021; docs/methods.md §8); this is the paper's
 procedure at n samples per problem without spending the generation time.
-The rare-correct set for ΔNLL (F-GRPO Sec. 4 / methods.md Sec. 8) is built the
+The rare-correct set for ΔNLL (F-GRPO Sec. 4 / docs/methods.md §8) is built the
 same way: the base policy's rollouts on training prompts are drawn from the
 exact multinomial over its correct answers.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import torch
+from scipy.special import gammaln, xlogy
 
 from verl_focal.demo.model import RESPONSE_LEN, encode_pairs, sequence_logprob
 from verl_focal.demo.task import STRATEGIES, Problem, solutions
-
 from verl_focal.eval import auc_at_k as _auc_at_k
 from verl_focal.eval import pass_at_k as _pass_at_k
 
-__all__ = ["CorrectSet", "correct_set", "answer_logprobs", "strategy_mass", "pass_curve", "auc_curve", "sample_counts", "retained_mass", "RareSet", "build_rare_set", "delta_nll"]
+__all__ = ["CorrectSet", "correct_set", "exact_pass_curve", "exact_auc", "group_strategy_stats", "answer_logprobs", "strategy_mass", "pass_curve", "auc_curve", "sample_counts", "retained_mass", "RareSet", "build_rare_set", "delta_nll"]
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def sample_counts(p_correct: np.ndarray, n: int, seed: int) -> np.ndarray:
 def pass_curve(p_correct: np.ndarray, n: int, ks: Sequence[int], seed: int) -> dict[int, float]:
     """Mean unbiased pass@k over problems, from c ~ Binomial(n, p(x)) correct out of n samples.
 
-    pass@k = 1 − C(n−c, k)/C(n, k) (Chen et al. 2021; methods.md Sec. 8).
+    pass@k = 1 − C(n−c, k)/C(n, k) (Chen et al. 2021; docs/methods.md §8).
     """
     if max(ks) > n:
         raise ValueError(f"pass@{max(ks)} needs n >= {max(ks)} samples per problem, got n={n}")
@@ -93,8 +93,55 @@ def auc_curve(p_correct: np.ndarray, n: int, K: int, seed: int) -> float:
     return float(_auc_at_k(np.full_like(c, n), c, int(K)))
 
 
+def exact_pass_curve(p_correct: np.ndarray, ks: Sequence[int]) -> dict[int, float]:
+    """Mean exact pass@k over problems: (1/|X|) Σ_x [1 − (1 − p(x))^k].
+
+    This is the expectation of the unbiased estimator 1 − C(n−c, k)/C(n, k)
+    for any n ≥ k when c ~ Binomial(n, p(x)) (Chen et al. 2021; docs/methods.md §8),
+    so it carries no evaluation-sampling noise: seed-to-seed differences are
+    differences between trained policies only.
+    """
+    p = np.clip(np.asarray(p_correct, dtype=float), 0.0, 1.0)
+    return {int(k): float(np.mean(1.0 - (1.0 - p) ** int(k))) for k in ks}
+
+
+def exact_auc(p_correct: np.ndarray, K: int) -> float:
+    """AUC@K on exact pass@j: trapezoid over j = 1..K of the mean pass@j curve, divided by K − 1
+    (the definition of :func:`verl_focal.eval.auc_at_k`, docs/methods.md §8); K = 1 gives pass@1."""
+    curve = np.array(list(exact_pass_curve(p_correct, range(1, int(K) + 1)).values()))
+    if K == 1:
+        return float(curve[0])
+    return float(((curve[1:] + curve[:-1]) / 2).sum() / (K - 1))
+
+
+def group_strategy_stats(mass: np.ndarray, n: int) -> dict[str, float]:
+    """Exact strategy diversity of N-rollout groups drawn from a policy with per-strategy correct mass.
+
+    ``mass[x, s]`` = Σ_{a correct for x, strategy s} π(a | x).  A group of ``n``
+    rollouts on problem x has counts (c_1..c_S, wrong) ~ Multinomial(n; mass[x], 1 − Σ mass[x]).
+    Returns, for x drawn uniformly from the rows:
+
+    * ``ge2_correct``: P(≥ 2 correct rollouts);
+    * ``multi_given_ge2``: P(≥ 2 strategies among the correct | ≥ 2 correct)
+      = Σ_x P_x(≥2 correct, ≥2 strategies) / Σ_x P_x(≥2 correct)
+      (the share of groups in which a strategy partition has something to act on).
+    """
+    mass = np.clip(np.asarray(mass, dtype=float), 0.0, 1.0)
+    n_prob, S = mass.shape
+    comps = np.array([c for c in itertools.product(range(n + 1), repeat=S) if sum(c) <= n], dtype=float)
+    wrong = n - comps.sum(1)
+    log_coef = gammaln(n + 1) - gammaln(comps + 1).sum(1) - gammaln(wrong + 1)
+    q = np.clip(1.0 - mass.sum(1), 0.0, 1.0)
+    logp = log_coef[None] + xlogy(comps[None], mass[:, None, :]).sum(-1) + xlogy(wrong[None], q[:, None])
+    pr = np.exp(logp)  # (n_prob, n_comps)
+    correct, strategies = comps.sum(1), (comps > 0).sum(1)
+    ge2 = pr[:, correct >= 2].sum()
+    multi = pr[:, (correct >= 2) & (strategies >= 2)].sum()
+    return {"ge2_correct": float(ge2 / n_prob), "multi_given_ge2": float(multi / ge2) if ge2 > 0 else float("nan")}
+
+
 def retained_mass(base_prob: np.ndarray, prob: np.ndarray, select: np.ndarray) -> float:
-    """Retained mass over a selected answer set (F-GRPO App. J metric, methods.md Sec. 4):
+    """Retained mass over a selected answer set (F-GRPO App. J metric, docs/methods.md §4):
 
         M_ret = 1 − Σ_a max(0, π_0(a) − π_t(a)) / Σ_a π_0(a).
     """
@@ -115,7 +162,7 @@ class RareSet:
 
 
 def build_rare_set(model, tokenizer, problems: Sequence[Problem], rollouts: int, top_frac: float, seed: int) -> RareSet:
-    """The paper's rare-correct set (methods.md Sec. 8), with exact sampling.
+    """The paper's rare-correct set (docs/methods.md §8), with exact sampling.
 
     ``rollouts`` base-model samples per training prompt are drawn from the
     multinomial over {each correct answer, anything incorrect}; the correct

@@ -2,8 +2,8 @@
 
 Nothing is downloaded.  The tokenizer is a ``tokenizers`` word-level model over
 single characters, wrapped in ``transformers.PreTrainedTokenizerFast``; the
-model is a freshly initialised ``LlamaForCausalLM`` (``model_type: llama``, see
-spec/verl-0.9.md "CPU testing notes").  :func:`sft` fits it to demonstrations
+model is a freshly initialised ``LlamaForCausalLM`` (``model_type: llama``, a model type verl's
+workers support).  :func:`sft` fits it to demonstrations
 by teacher forcing (cross-entropy on the answer tokens only).
 """
 
@@ -18,8 +18,8 @@ from verl_focal.demo.task import Problem
 
 __all__ = ["CHARS", "build_tokenizer", "ModelSpec", "build_model", "encode_prompts", "encode_pairs", "sequence_logprob", "sft", "PROMPT_LEN", "RESPONSE_LEN"]
 
-CHARS = "0123456789+-*TD="
-PROMPT_LEN = 8  # <bos> + 7 prompt characters
+CHARS = "0123456789abcdef+-*TD="
+PROMPT_LEN = 6  # <bos> + 5 prompt characters
 RESPONSE_LEN = 4  # A op B <eos>
 
 
@@ -77,7 +77,7 @@ def _ids(tokenizer, text: str) -> list[int]:
 
 
 def encode_prompts(tokenizer, problems: Sequence[Problem]) -> torch.Tensor:
-    """(n, PROMPT_LEN) long tensor ``<bos> T s t t D d =`` (all prompts have the same width: no padding)."""
+    """(n, PROMPT_LEN) long tensor ``<bos> T t D d =`` (all prompts have the same width: no padding)."""
     rows = [[tokenizer.bos_token_id] + _ids(tokenizer, p.prompt) for p in problems]
     if any(len(r) != PROMPT_LEN for r in rows):
         raise ValueError("a demo prompt did not encode to PROMPT_LEN tokens; the tokenizer and task disagree")

@@ -1,6 +1,6 @@
 """``demo_strategy``: a partitioner for the demo task's own strategies.
 
-Cue-GRPO's credit rule (arXiv 2608.03467, Sec. 3; methods.md Sec. 5) only needs
+Cue-GRPO's credit rule (arXiv 2608.03467, Sec. 3; docs/methods.md §5) only needs
 *some* partition of a group's correct rollouts into strategy clusters.  On the
 demo task the strategy of an answer ``A op B`` is its operator, so this
 partitioner clusters texts by :func:`verl_focal.demo.task.strategy_of`.  It is

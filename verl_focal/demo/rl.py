@@ -17,7 +17,7 @@ One step, for a batch of B training prompts each repeated N times:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -29,24 +29,14 @@ from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.ray_trainer import compute_advantage
 
 import verl_focal.demo.partitioner  # noqa: F401  (registers the `demo_strategy` partitioner)
+from verl_focal.demo.arms import Arm
 from verl_focal.demo.model import PROMPT_LEN, encode_prompts
 from verl_focal.demo.rollout import make_rollout, prompt_batch
-from verl_focal.demo.task import Problem, verify
+from verl_focal.demo.task import Problem, strategy_of, verify
 from verl_focal.integration.context import AdvantageContext, use_context
 from verl_focal.integration.registration import get_spec, register_all
 
-__all__ = ["Arm", "RLConfig", "estimator_available", "decode_responses", "train_rl", "algorithm_config"]
-
-
-@dataclass(frozen=True)
-class Arm:
-    """One experimental arm: estimator name, group size N and its estimator settings."""
-
-    name: str
-    estimator: str
-    n: int
-    focal_gamma: float = 0.0
-    cue_alpha: float = 0.0
+__all__ = ["Arm", "RLConfig", "estimator_available", "decode_responses", "train_rl", "algorithm_config", "strategy_groups"]
 
 
 @dataclass(frozen=True)
@@ -60,11 +50,31 @@ class RLConfig:
 
 
 def algorithm_config(arm: Arm) -> Any:
-    """verl's ``algorithm`` section for ``arm`` (our sections ``focal`` / ``cue`` included)."""
+    """verl's ``algorithm`` section for ``arm``: defaults (focal γ=0, cue partitioner ``demo_strategy``),
+    then ``arm.settings`` applied as dotted-key overrides."""
     cfg: dict[str, Any] = {"adv_estimator": arm.estimator, "norm_adv_by_std_in_grpo": True, "gamma": 1.0, "lam": 1.0}
-    cfg["focal"] = {"gamma": float(arm.focal_gamma), "base": "grpo", "correctness": "acc"}
-    cfg["cue"] = {"partitioner": "demo_strategy", "alpha": float(arm.cue_alpha)}
-    return OmegaConf.create(cfg)
+    cfg["focal"] = {"gamma": 0.0, "base": "grpo", "correctness": "acc"}
+    cfg["cue"] = {"partitioner": "demo_strategy", "alpha": 0.0}
+    conf = OmegaConf.create(cfg)
+    for key, value in arm.settings.items():
+        OmegaConf.update(conf, key, value, force_add=True)
+    return conf
+
+
+def strategy_groups(texts: Sequence[str], acc: np.ndarray, n: int) -> tuple[int, int]:
+    """(groups with >= 2 correct rollouts, of those: groups whose correct rollouts use >= 2 strategies).
+
+    Strategy = :func:`verl_focal.demo.task.strategy_of` (the operator), the
+    task's ground truth -- a diagnostic of how much a strategy partition has
+    to act on, measured the same way for every arm.
+    """
+    ge2 = multi = 0
+    for g in range(len(texts) // n):
+        strats = {strategy_of(texts[i]) for i in range(g * n, (g + 1) * n) if acc[i] > 0}
+        if int((acc[g * n : (g + 1) * n] > 0).sum()) >= 2:
+            ge2 += 1
+            multi += len(strats) >= 2
+    return ge2, multi
 
 
 def _actor_config(clip_ratio: float) -> Any:
@@ -174,6 +184,7 @@ def train_rl(model, tokenizer, problems: Sequence[Problem], arm: Arm, cfg: RLCon
             "entropy": float(_token_entropy(logits.detach(), response_mask)),
             "zero_adv_group_frac": float((groups.sum(-1) == 0).float().mean()),
         }
+        m["groups_ge2_correct"], m["groups_multi_strategy"] = strategy_groups(texts, acc, arm.n)
         m.update({k: float(v) for k, v in ctx.metrics.items() if isinstance(v, (int, float))})
         if not all(math.isfinite(v) for v in (m["loss"], m["grad_norm"])):
             raise FloatingPointError(f"arm {arm.name}: non-finite loss/grad at step {step}: {m}")

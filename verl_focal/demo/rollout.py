@@ -2,7 +2,7 @@
 
 verl 0.9.1 still ships ``verl.workers.rollout.hf_rollout.HFRollout`` but its
 base class declares async ``resume`` / ``update_weights`` / ``release`` as
-abstract, so it cannot be constructed (spec/verl-0.9.md, CPU testing notes).
+abstract, so it cannot be constructed as shipped.
 :class:`DemoHFRollout` supplies those three as no-ops -- the demo's policy
 lives in this process, so there are no weights to move --, replaces the
 constructor (whose ``super().__init__()`` call no longer matches the base), and leaves

@@ -1,20 +1,23 @@
-"""The demo's synthetic verifiable task: "make the target with the given digit".
+"""The demo's synthetic verifiable task: "reach t on a clock of M hours, using the digit d".
 
-A problem is a pair (t, d): write one expression ``A op B`` with single digits
-A, B in 0..9 and op in {+, -, *}, such that the digit d is one of the two
-operands and the expression evaluates to t.  Prompt text ``T+24D3=`` (target
-+24, digit 3); answers ``3*8`` or ``8*3``.
+Clock (modular) arithmetic with M = 16 symbols ``0-9a-f``.  A problem is a pair
+(t, d); an answer is one expression ``A op B`` with symbols A, B and op in
+{+, -, *} such that d is one of the two operands and ``(A op B) mod M == t``.
+Prompt text ``T7D3=`` (target 7, digit 3); answers ``3+4``, ``4+3``, ``3-c``,
+``a-3``, ``3*d``, ``d*3`` (0xd·3 = 39 ≡ 7).
 
-Why this task (docs/demo.md has the full argument):
+Why this task (docs/demo.md has the full argument and the design criteria):
 
-* several correct strategies per problem -- the three operations are the
-  strategies (``add``, ``sub``, ``mul``), the analogue of the distinct solution
-  techniques that Cue-GRPO partitions (arXiv 2608.03467, Sec. 3);
-* problems differ: one answer evaluates to one target and contains two digits,
-  so a prompt-independent answer solves at most two of the ~300 problems;
-* graded difficulty: targets > 18 are reachable only by ``mul`` and negative
-  targets only by ``sub``, so how hard a problem is depends on how much
-  probability the policy gives the strategies that work there.
+* several correct strategies on *every* problem -- ``add`` and ``sub`` always
+  work (b = t − d and b = d − t, or a = t + d, mod M); ``mul`` works when
+  gcd(d, M) divides t.  The operators are the strategies, the analogue of
+  the distinct solution techniques Cue-GRPO partitions (arXiv 2608.03467, Sec. 3)
+  and of the routes of F-GRPO's maze testbed (arXiv 2602.06717, App. K);
+* problems differ: one answer has one value and two operands, so it solves at
+  most two of the 256 problems (no prompt-independent shortcut);
+* a tiny answer space: a response is exactly 4 tokens ``A op B <eos>`` and a
+  problem has at most a few dozen correct answers, so the probability of
+  answering correctly is an exact finite sum (:mod:`verl_focal.demo.metrics`).
 
 Pure Python: no torch, no verl.
 """
@@ -27,6 +30,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 __all__ = [
+    "MODULUS",
+    "SYMBOLS",
     "STRATEGIES",
     "Problem",
     "all_problems",
@@ -37,74 +42,75 @@ __all__ = [
     "sft_examples",
 ]
 
+#: the clock size and its symbols (one token each)
+MODULUS = 16
+SYMBOLS = "0123456789abcdef"
+_VAL = {c: i for i, c in enumerate(SYMBOLS)}
 #: strategy name -> operator character.  Order fixed: it is the label order.
 STRATEGIES: dict[str, str] = {"add": "+", "sub": "-", "mul": "*"}
 _OP_TO_STRATEGY = {v: k for k, v in STRATEGIES.items()}
-_ANSWER_RE = re.compile(r"^([0-9])([+\-*])([0-9])$")
-_PROMPT_RE = re.compile(r"^T([+-])([0-9]{2})D([0-9])=$")
+_ANSWER_RE = re.compile(r"^([0-9a-f])([+\-*])([0-9a-f])$")
+_PROMPT_RE = re.compile(r"^T([0-9a-f])D([0-9a-f])=$")
 
 
 def _apply(a: int, op: str, b: int) -> int:
     if op == "+":
-        return a + b
+        return (a + b) % MODULUS
     if op == "-":
-        return a - b
+        return (a - b) % MODULUS
     if op == "*":
-        return a * b
+        return (a * b) % MODULUS
     raise ValueError(f"unknown operator {op!r}; expected one of {sorted(_OP_TO_STRATEGY)}")
 
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One problem: reach target ``t`` with an expression using digit ``d``."""
+    """One problem: reach ``t`` (mod :data:`MODULUS`) with an expression using the symbol ``d``."""
 
     t: int
     d: int
 
     def __post_init__(self) -> None:
-        if not (0 <= self.d <= 9):
-            raise ValueError(f"Problem.d={self.d} must be a single digit 0..9")
-        if not (-99 <= self.t <= 99):
-            raise ValueError(f"Problem.t={self.t} must lie in -99..99 (two digits and a sign)")
+        for name, v in (("t", self.t), ("d", self.d)):
+            if not (0 <= v < MODULUS):
+                raise ValueError(f"Problem.{name}={v} must lie in 0..{MODULUS - 1} (one clock symbol)")
 
     @property
     def prompt(self) -> str:
-        """Fixed-width prompt text, e.g. ``T+24D3=``."""
-        sign = "-" if self.t < 0 else "+"
-        return f"T{sign}{abs(self.t):02d}D{self.d}="
+        """Fixed-width prompt text, e.g. ``T7D3=``."""
+        return f"T{SYMBOLS[self.t]}D{SYMBOLS[self.d]}="
 
     @classmethod
     def from_prompt(cls, text: str) -> "Problem":
         m = _PROMPT_RE.match(text)
         if m is None:
-            raise ValueError(f"not a demo prompt: {text!r} (expected e.g. 'T+24D3=')")
-        t = int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
-        return cls(t=t, d=int(m.group(3)))
+            raise ValueError(f"not a demo prompt: {text!r} (expected e.g. 'T7D3=')")
+        return cls(t=_VAL[m.group(1)], d=_VAL[m.group(2)])
+
+
+def _text(a: int, op: str, b: int) -> str:
+    return f"{SYMBOLS[a]}{op}{SYMBOLS[b]}"
 
 
 def solutions(p: Problem) -> dict[str, list[str]]:
-    """All correct answers of ``p``, grouped by strategy (every strategy key present)."""
+    """All correct answers of ``p``, grouped by strategy (every strategy key present, answers sorted)."""
     out: dict[str, list[str]] = {s: [] for s in STRATEGIES}
     for s, op in STRATEGIES.items():
-        for a in range(10):
-            for b in range(10):
-                if p.d in (a, b) and _apply(a, op, b) == p.t:
-                    out[s].append(f"{a}{op}{b}")
+        found = set()
+        for x in range(MODULUS):
+            for a, b in ((p.d, x), (x, p.d)):
+                if _apply(a, op, b) == p.t:
+                    found.add(_text(a, op, b))
+        out[s] = sorted(found)
     return out
 
 
 def all_problems() -> list[Problem]:
-    """Every solvable (t, d), sorted: the task's whole problem set."""
-    seen: set[Problem] = set()
-    for d in range(10):
-        for other in range(10):
-            for op in STRATEGIES.values():
-                for a, b in ((d, other), (other, d)):
-                    seen.add(Problem(t=_apply(a, op, b), d=d))
-    return sorted(seen)
+    """Every (t, d), sorted: the task's whole problem set (M² = 256 problems, all solvable)."""
+    return [Problem(t=t, d=d) for t in range(MODULUS) for d in range(MODULUS)]
 
 
-def split_problems(seed: int, held_out_frac: float = 0.2) -> tuple[list[Problem], list[Problem]]:
+def split_problems(seed: int, held_out_frac: float = 0.25) -> tuple[list[Problem], list[Problem]]:
     """Deterministic train / held-out split of :func:`all_problems` (shuffled with ``seed``)."""
     if not (0.0 < held_out_frac < 1.0):
         raise ValueError(f"held_out_frac={held_out_frac} must lie strictly between 0 and 1")
@@ -122,11 +128,11 @@ def strategy_of(answer: str) -> str | None:
 
 
 def verify(p: Problem, answer: str) -> bool:
-    """The verifier: ``answer`` is exactly ``A op B``, uses digit ``p.d`` and evaluates to ``p.t``."""
+    """The verifier: ``answer`` is exactly ``A op B``, uses symbol ``p.d`` and ``(A op B) mod M == p.t``."""
     m = _ANSWER_RE.match(answer.strip())
     if m is None:
         return False
-    a, op, b = int(m.group(1)), m.group(2), int(m.group(3))
+    a, op, b = _VAL[m.group(1)], m.group(2), _VAL[m.group(3)]
     return p.d in (a, b) and _apply(a, op, b) == p.t
 
 
@@ -136,11 +142,11 @@ def sft_examples(
     """Demonstrations from a teacher with a skewed strategy preference.
 
     Each example: draw a problem uniformly, draw a strategy from ``prior``
-    (e.g. add 0.70 / sub 0.22 / mul 0.08), and keep a uniformly drawn correct
+    (e.g. add 0.65 / sub 0.27 / mul 0.08), and keep a uniformly drawn correct
     answer of that strategy if the strategy works on the problem; otherwise
-    draw again.  Problems solvable only by a rare strategy are therefore rarely
-    demonstrated -- the policy fitted to this data is weak exactly where it
-    needs its rare modes (the rare-correct modes of F-GRPO Sec. 3).
+    draw again.  The rare strategy is rarely demonstrated, so the policy
+    fitted to this data gives it little probability: the rare-correct mode
+    of F-GRPO Sec. 3.
     """
     if set(prior) != set(STRATEGIES):
         raise ValueError(f"prior keys {sorted(prior)} must be exactly {sorted(STRATEGIES)}")
