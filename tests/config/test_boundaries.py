@@ -48,6 +48,19 @@ def _focal_weight(gamma):
     focal_weight(torch.tensor([0.5]), gamma)
 
 
+def _passk(k):
+    from verl_focal.core.passk_advantage import passk_group_advantages
+
+    passk_group_advantages(torch.tensor([600.0]), torch.tensor([3.0]), k)  # a group large enough for any k
+
+
+def _unlikely(beta=0.25, likelihood="sum"):
+    from verl_focal.core.unlikeliness import sequence_log_likelihood, unlikeliness_factor
+
+    score = sequence_log_likelihood(torch.tensor([-3.0, -1.0]), torch.tensor([2.0, 2.0]), likelihood)
+    unlikeliness_factor(score, torch.tensor([1.0, 1.0]), torch.tensor([0, 0]), 1, torch.ones(2), beta)
+
+
 def _prompt(version):
     from verl_focal.partition.judge.prompt import build_messages
 
@@ -66,6 +79,9 @@ CONSUMERS = {
     "algorithm.cue.backend": lambda v: _extractor(backend=v) if v != "hyperscan" or _has_hyperscan() else None,
     "algorithm.cue.extract_timeout": lambda v: _extractor(timeout=v),
     "algorithm.cue.judge.prompt_version": _prompt,
+    "algorithm.passk.k": lambda v: _passk(k=v),
+    "algorithm.unlikely.beta": lambda v: _unlikely(beta=v),
+    "algorithm.unlikely.likelihood": lambda v: _unlikely(likelihood=v),
 }
 
 #: bounded fields whose only consumer reads the validated dataclass (no second check to disagree with)

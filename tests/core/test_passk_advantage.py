@@ -80,8 +80,10 @@ def test_degenerate_groups_get_zero_and_norm_off_keeps_centred_values():
 def test_k_larger_than_a_group_or_below_one_is_refused():
     with pytest.raises(ValueError, match="k=5 exceeds a group's size 4"):
         passk_group_advantages(torch.tensor([4.0, 8.0]), torch.tensor([1.0, 1.0]), 5)
-    with pytest.raises(ValueError, match="algorithm.passk.k must be >= 1, got 0"):
+    with pytest.raises(ValueError, match=r"algorithm.passk.k must be in \[1, 512\].*got 0; set algorithm.passk.k=4"):
         passk_group_advantages(torch.tensor([4.0]), torch.tensor([1.0]), 0)
+    with pytest.raises(ValueError, match=r"algorithm.passk.k must be in \[1, 512\].*got 513"):
+        passk_group_advantages(torch.tensor([600.0]), torch.tensor([1.0]), 513)
 
 
 @pytest.mark.parametrize("seed", range(3))

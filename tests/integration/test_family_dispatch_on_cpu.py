@@ -161,7 +161,7 @@ BAD = [
     ({"passk": {"k": 0}}, r"algorithm.passk.k must be >= 1, got 0"),
     ({"passk": {"k": 2.5}}, r"algorithm.passk.k must be an integer, got 2.5"),
     ({"passk": {"k": 1000}}, r"algorithm.passk.k must be <= 512, got 1000"),
-    ({"passk": {"kk": 2}}, r"unknown key\(s\) algorithm.passk.kk; valid keys under algorithm.passk: \['k'\]"),
+    ({"passk": {"kk": 2}}, r"unknown key\(s\) algorithm.passk.kk \(did you mean 'k'\?\); valid keys under algorithm.passk: \['k'\]"),
     ({"unlikely": {"beta": -0.1}}, r"algorithm.unlikely.beta must be >= 0.0, got -0.1"),
     ({"unlikely": {"beta": 1.5}}, r"algorithm.unlikely.beta must be <= 1.0, got 1.5"),
     ({"unlikely": {"beta": float("nan")}}, r"algorithm.unlikely.beta must be finite"),

@@ -36,6 +36,8 @@ __all__ = [
 from verl_focal.config.errors import ConfigError, did_you_mean
 from verl_focal.core.credit import FLOOR_MODES, validate_credit_args
 from verl_focal.core.groups import BASES
+from verl_focal.core.passk_advantage import K_MAX, K_MIN
+from verl_focal.core.unlikeliness import BETA_MAX, BETA_MIN, LIKELIHOODS
 from verl_focal.partition.cues.engine import BACKENDS
 
 #: ``algorithm.focal.correctness`` values, read by :mod:`verl_focal.integration.inputs`
@@ -202,7 +204,7 @@ class PassKConfig:
     k: int = field(default=4, metadata=_doc(
         "Subset size k of the pass@k objective: each rollout's advantage is the expected pass@k gain over all "
         "k-subsets of its group. 1 = GRPO with the population std. Must not exceed actor_rollout_ref.rollout.n "
-        "(checked at start-up).", min=1, max=512))
+        "(checked at start-up).", min=K_MIN, max=K_MAX))
 
 
 @dataclass(frozen=True)
@@ -211,11 +213,11 @@ class UnlikelyConfig:
 
     beta: float = field(default=0.25, metadata=_doc(
         "β_rank: a correct rollout's reward is multiplied by 1 − β·(G − rank)/G, rank 1 = most likely under the "
-        "rollout policy. 0 = GRPO; the paper uses 0.25.", min=0.0, max=1.0))
+        "rollout policy. 0 = GRPO; the paper uses 0.25.", min=BETA_MIN, max=BETA_MAX))
     likelihood: str = field(default="sum", metadata=_doc(
         "Likelihood used for ranking: sum = Σ_t log π_old(y_t), the sequence log-probability (the paper's "
         "definition); mean = per-token mean log-probability (what the authors' released code ranks by).",
-        choices=("sum", "mean")))
+        choices=LIKELIHOODS))
 
 
 #: (path under ``algorithm``, dataclass)

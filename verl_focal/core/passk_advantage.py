@@ -30,6 +30,10 @@ from verl_focal.core.groups import group_counts, segment_sum
 __all__ = ["comb_ratio", "passk_group_advantages", "passk_row_advantage"]
 
 
+#: the allowed range of k (``algorithm.passk.k``); the schema reads it from here
+K_MIN, K_MAX = 1, 512
+
+
 def comb_ratio(a: torch.Tensor, b: torch.Tensor, k: int) -> torch.Tensor:
     """C(a, k) / C(b, k) elementwise for integer tensors ``a ≤ b`` with ``b ≥ k ≥ 0``.
 
@@ -64,8 +68,11 @@ def passk_group_advantages(
     Returns:
         ``(adv_correct, adv_wrong, rho)``, each (G,) float64.
     """
-    if k < 1:
-        raise ValueError(f"algorithm.passk.k must be >= 1, got {k}")
+    if not K_MIN <= k <= K_MAX:
+        raise ValueError(
+            f"algorithm.passk.k must be in [{K_MIN}, {K_MAX}] (the binomial ratios are checked up to n = {K_MAX}), "
+            f"got {k}; set algorithm.passk.k=4 (default) or another value in range"
+        )
     n = torch.as_tensor(n, dtype=torch.float64)
     c = torch.as_tensor(c, dtype=torch.float64)
     present = n > 0

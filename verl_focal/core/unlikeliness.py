@@ -25,7 +25,11 @@ import torch
 
 from verl_focal.core.groups import group_counts
 
-__all__ = ["likelihood_ranks", "sequence_log_likelihood", "unlikeliness_factor"]
+__all__ = ["likelihood_ranks", "sequence_log_likelihood", "unlikeliness_factor", "LIKELIHOODS", "BETA_MIN", "BETA_MAX"]
+
+#: allowed ``algorithm.unlikely.likelihood`` values and ``algorithm.unlikely.beta`` range (the schema reads them here)
+LIKELIHOODS = ("sum", "mean")
+BETA_MIN, BETA_MAX = 0.0, 1.0
 
 
 def sequence_log_likelihood(log_prob_sum: torch.Tensor, tokens: torch.Tensor, likelihood: str = "sum") -> torch.Tensor:
@@ -39,7 +43,8 @@ def sequence_log_likelihood(log_prob_sum: torch.Tensor, tokens: torch.Tensor, li
         return s
     if likelihood == "mean":
         return s / torch.as_tensor(tokens, dtype=torch.float64).clamp(min=1.0)
-    raise ValueError(f"algorithm.unlikely.likelihood={likelihood!r} is not one of ['sum', 'mean']")
+    raise ValueError(f"algorithm.unlikely.likelihood={likelihood!r} is not one of {list(LIKELIHOODS)}; "
+                     "set algorithm.unlikely.likelihood=sum (default) or mean")
 
 
 def likelihood_ranks(
@@ -77,6 +82,9 @@ def unlikeliness_factor(
 
     Returns ``(factor (bs,), rank (bs,))``, float64.
     """
+    if not BETA_MIN <= float(beta) <= BETA_MAX:
+        raise ValueError(f"algorithm.unlikely.beta must be in [{BETA_MIN}, {BETA_MAX}], got {beta}; "
+                         "set algorithm.unlikely.beta=0.25 (the paper's) or another value in range")
     rank, n_valid = likelihood_ranks(score, gid, n_groups, valid)
     G = n_valid[gid].clamp(min=1.0)
     factor = 1.0 - float(beta) * (G - rank) / G
