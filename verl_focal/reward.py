@@ -327,6 +327,47 @@ def is_multiple_choice(data_source: str, extra_info: dict | None) -> bool:
     return bool(extra_info) and isinstance(extra_info, dict) and extra_info.get("answer_type") == "multiple_choice"
 
 
+#: the reward kwargs :func:`compute_score` reads, from ``reward.custom_reward_function.reward_kwargs.*``
+REWARD_KWARGS = ("timeout_s", "hard_timeout_s", "require_boxed", "cue_set", "rel_tol", "sig_figs", "equivalence_rules")
+
+
+def validate_reward_kwargs(kwargs: Any) -> None:
+    """Check ``reward.custom_reward_function.reward_kwargs`` at start-up, before any response is scored.
+
+    verl hands the kwargs to the scorer only inside the reward workers, so without this a typo
+    (``rel_tl``) would be swallowed by ``**kwargs`` and a bad value would fail at step 1.
+    Raises :class:`~verl_focal.config.errors.ConfigError` naming the key and the fix.
+    """
+    from verl_focal.config.errors import ConfigError, did_you_mean
+    from verl_focal.grading import NumericPolicy
+
+    key = "reward.custom_reward_function.reward_kwargs"
+    kw = dict(kwargs or {})
+    for name in kw:
+        if name not in REWARD_KWARGS:
+            raise ConfigError(
+                f"{key}.{name} is not read by verl_focal.reward.compute_score{did_you_mean(name, REWARD_KWARGS)}; "
+                f"known kwargs: {list(REWARD_KWARGS)}"
+            )
+    timeout = kw.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if timeout is None or not isinstance(timeout, (int, float)) or float(timeout) <= 0:
+        raise ConfigError(f"{key}.timeout_s={timeout!r} must be > 0 (seconds); the default is {DEFAULT_TIMEOUT_S}")
+    hard = kw.get("hard_timeout_s")
+    if hard is not None and (not isinstance(hard, (int, float)) or float(hard) <= 0):
+        raise ConfigError(f"{key}.hard_timeout_s={hard!r} must be > 0 (seconds) or null (timeout_s + a grace)")
+    try:
+        NumericPolicy(rel_tol=kw.get("rel_tol", 1e-4), sig_figs=kw.get("sig_figs", False))
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{key}: {e}") from None
+    if kw.get("cue_set") is not None:
+        from verl_focal.partition.cues import signature
+
+        try:
+            signature("", str(kw["cue_set"]))
+        except (LookupError, ValueError, OSError) as e:
+            raise ConfigError(f"{key}.cue_set={kw['cue_set']!r}: {e}") from None
+
+
 def compute_score(
     data_source: str,
     solution_str: str,

@@ -140,3 +140,63 @@ def test_a_version_mismatch_is_one_line_naming_both_versions(monkeypatch):
     assert any("vllm 0.31.0 is installed but verl[vllm]==0.9.1 was tested with vllm==0.24.0" in ln for ln in lines)
     assert any("torch 2.13.0+cpu" in ln and "torch==2.11.0" in ln for ln in lines)
     assert all("\n" not in ln for ln in lines)
+
+
+SCORER = ["reward.custom_reward_function.path=pkg://verl_focal.reward", "reward.custom_reward_function.name=compute_score"]
+
+
+@pytest.mark.parametrize(
+    "override,needle",
+    [
+        ("+reward.custom_reward_function.reward_kwargs.rel_tl=0.001",
+         "reward_kwargs.rel_tl is not read by verl_focal.reward.compute_score (did you mean 'rel_tol'?)"),
+        ("+reward.custom_reward_function.reward_kwargs.rel_tol=0.9", "rel_tol=0.9 must be a number in [0, 0.5)"),
+        ("+reward.custom_reward_function.reward_kwargs.timeout_s=0", "reward_kwargs.timeout_s=0 must be > 0"),
+        ("+reward.custom_reward_function.reward_kwargs.cue_set=math_v9", "reward_kwargs.cue_set='math_v9'"),
+    ],
+)
+def test_our_scorers_reward_kwargs_are_checked_at_start_up(composed_config, override, needle):
+    """verl hands reward kwargs to the scorer only in the reward workers: a typo or a bad value
+    must be refused by validate_all (check, --dry-run, both entry points), not at step 1."""
+    from verl_focal.main_ppo import validate_all
+
+    with pytest.raises(ConfigError) as info:
+        validate_all(composed_config(["algorithm.adv_estimator=f_grpo", *OK, *SCORER, override]))
+    assert needle in str(info.value)
+
+
+def test_good_reward_kwargs_and_other_scorers_pass(composed_config):
+    from verl_focal.main_ppo import validate_all
+
+    good = ["+reward.custom_reward_function.reward_kwargs.rel_tol=0.001",
+            "+reward.custom_reward_function.reward_kwargs.cue_set=math_v1"]
+    validate_all(composed_config(["algorithm.adv_estimator=f_grpo", *OK, *SCORER, *good]))
+    # another package's scorer has its own kwargs: not ours to judge
+    other = ["reward.custom_reward_function.path=pkg://somebody.reward",
+             "+reward.custom_reward_function.reward_kwargs.anything=1"]
+    validate_all(composed_config(["algorithm.adv_estimator=f_grpo", *OK, *other]))
+
+
+def test_a_wrapper_of_our_estimator_still_counts_as_ours():
+    """A profiler that wraps a registered estimator with functools.wraps (as bench/advantage_step.py
+    does) must not look like another package's estimator: the hook would silently stop supplying rows."""
+    import functools
+
+    from verl.trainer.ppo import core_algos
+
+    from verl_focal.integration import registration
+
+    registration.register_all()
+    ours = core_algos.ADV_ESTIMATOR_REGISTRY["f_grpo"]
+
+    @functools.wraps(ours)
+    def timed(*a, **k):
+        return ours(*a, **k)
+
+    core_algos.ADV_ESTIMATOR_REGISTRY["f_grpo"] = timed
+    try:
+        assert registration.get_spec("f_grpo") is not None and registration.collision_problem("f_grpo") is None
+        core_algos.ADV_ESTIMATOR_REGISTRY["f_grpo"] = _fake_f_grpo
+        assert registration.get_spec("f_grpo") is None and registration.collision_problem("f_grpo") is not None
+    finally:
+        core_algos.ADV_ESTIMATOR_REGISTRY["f_grpo"] = ours

@@ -101,4 +101,31 @@ def validate_start(config: Any) -> dict:
             raise
         except ValueError as e:  # a consumer's own check (catalogue file, backend, ...)
             raise ConfigError(str(e)) from None
+    check_reward_kwargs(config)
     return sections
+
+
+def uses_our_scorer(config: Any) -> bool:
+    """Whether ``reward.custom_reward_function.path`` names verl-focal's scorer (``pkg://verl_focal.reward``
+    or a file ``.../verl_focal/reward.py``)."""
+    reward = config.get("reward", None) if hasattr(config, "get") else None
+    crf = reward.get("custom_reward_function", None) if reward is not None else None
+    path = crf.get("path", None) if crf is not None else None
+    if not path:
+        return False
+    path = str(path)
+    return path.rstrip("/").endswith(("verl_focal.reward", "verl_focal/reward.py"))
+
+
+def check_reward_kwargs(config: Any) -> None:
+    """Unknown or out-of-range reward kwargs of our scorer are refused now, not in a reward worker at step 1."""
+    if not uses_our_scorer(config):
+        return
+    from omegaconf import OmegaConf
+
+    from verl_focal.reward import validate_reward_kwargs
+
+    kwargs = config.reward.custom_reward_function.get("reward_kwargs", None)
+    if kwargs is not None and not isinstance(kwargs, dict):
+        kwargs = OmegaConf.to_container(kwargs, resolve=True)
+    validate_reward_kwargs(kwargs)
