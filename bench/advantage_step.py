@@ -55,9 +55,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -125,7 +126,7 @@ class PeakRSS:
         self.start = self.peak = 0
         self._stop = threading.Event()
 
-    def __enter__(self) -> "PeakRSS":
+    def __enter__(self) -> PeakRSS:
         self.start = self.peak = rss_bytes()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -541,9 +542,9 @@ def main(argv: list[str] | None = None) -> int:
     t_all = time.perf_counter()
     import ray
     import transfer_queue as tq
+    import verl  # noqa: F401
     from omegaconf import open_dict
 
-    import verl  # noqa: F401
     import verl_focal.integration.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
     from verl_focal.main_ppo import compose_config
     from verl_focal.partition.judge import shared_judge  # noqa: F401  (registers the judge partitioner)

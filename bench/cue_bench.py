@@ -159,7 +159,7 @@ def main() -> int:
         print("math_verify not installed: skipped")
 
     try:
-        from tokenizers import Tokenizer, models, pre_tokenizers, trainers, decoders
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)

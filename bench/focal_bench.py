@@ -15,9 +15,8 @@ import time
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
-
 import verl  # noqa: F401  (registers f_grpo through the entry point)
+from omegaconf import OmegaConf
 from verl.trainer.ppo import core_algos
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-import pytest
 
 from verl_focal.cli import main as cli_main
-from verl_focal.data.filters import answer_key, drop_conflicting_duplicates, Item
+from verl_focal.data.filters import Item, answer_key, drop_conflicting_duplicates
 from verl_focal.data.schema import MATH_SYSTEM_PROMPT
 
 LONG = "Compute the sum of all integers. " * 400

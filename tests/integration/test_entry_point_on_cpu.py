@@ -5,8 +5,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 PROBE = textwrap.dedent(
     """
     import sys

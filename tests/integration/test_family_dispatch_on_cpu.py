@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 import torch
 import verl  # noqa: F401  (loads our plugin through the verl.plugins entry point)
-from _reference import make_grouped_batch, reference_advantages
-from _reference_family import passk_rows_reference, unlikely_rows_reference
 from omegaconf import OmegaConf
 from verl import DataProto
 from verl.trainer.ppo import ray_trainer
 from verl.trainer.ppo.ray_trainer import compute_advantage
 
+from _reference import make_grouped_batch, reference_advantages
+from _reference_family import passk_rows_reference, unlikely_rows_reference
 from verl_focal.config.schema import ConfigError, validate_algorithm_config
 from verl_focal.integration.context import use_context
 from verl_focal.integration.rows import OLD_LOG_PROBS, build_context, sequence_log_prob_columns

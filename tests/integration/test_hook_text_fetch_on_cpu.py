@@ -9,7 +9,6 @@ correct rollouts of mixed groups; every step logs ``verl_focal/fetch_s``, ``deco
 from __future__ import annotations
 
 import numpy as np
-
 import verl  # noqa: F401
 from test_cue_v1_hook_on_cpu import _put, _trainer, cue_corpus, tokenizer  # noqa: F401  (fixture)
 

@@ -8,10 +8,10 @@ import re
 import subprocess
 import sys
 
+import cue_corpus
 import numpy as np
 import pytest
 
-import cue_corpus
 from verl_focal.partition import get_partitioner, list_partitioners
 from verl_focal.partition.cues import format_signature, parse_signature, signature
 from verl_focal.partition.graph import bag_of_cues, cluster_sequences, cosine_components, suppress_common

@@ -9,8 +9,8 @@ by teacher forcing (cross-entropy on the answer tokens only).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 

@@ -6,7 +6,8 @@ import json
 import math
 import os
 from collections import OrderedDict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -36,14 +37,14 @@ def _k(d: dict) -> dict[int, float]:
     return {int(k): v for k, v in d.items()}
 
 
-def summarise(results: dict[str, Any]) -> "OrderedDict[str, dict[str, Any]]":
+def summarise(results: dict[str, Any]) -> OrderedDict[str, dict[str, Any]]:
     """Per arm: mean and sample std (ddof=1; NaN with one seed) of every table column and of the pass@k curve."""
-    by_arm: "OrderedDict[str, list[dict]]" = OrderedDict()
+    by_arm: OrderedDict[str, list[dict]] = OrderedDict()
     for r in results["runs"]:
         e = dict(r["eval"])
         e["pass_at_k"] = _k(e["pass_at_k"])
         by_arm.setdefault(r["arm"], []).append(e)
-    out: "OrderedDict[str, dict[str, Any]]" = OrderedDict()
+    out: OrderedDict[str, dict[str, Any]] = OrderedDict()
     for arm, evals in by_arm.items():
         cols = {}
         for title, get in _COLUMNS:
@@ -60,9 +61,9 @@ def summarise(results: dict[str, Any]) -> "OrderedDict[str, dict[str, Any]]":
 _DIAG_KEYS = ("focal/weight_mean_active", "cue/frac_groups_multi_cluster", "cue/clusters_per_group", "cue/w_max")
 
 
-def _diagnostics(results: dict[str, Any]) -> "OrderedDict[str, dict[str, float]]":
+def _diagnostics(results: dict[str, Any]) -> OrderedDict[str, dict[str, float]]:
     """Per arm, the mean of a few estimator step metrics (steps where the estimator reported them)."""
-    out: "OrderedDict[str, dict[str, list]]" = OrderedDict()
+    out: OrderedDict[str, dict[str, list]] = OrderedDict()
     for r in results["runs"]:
         for key in _DIAG_KEYS:
             vals = [h[key] for h in r["history"] if key in h and np.isfinite(h[key])]
@@ -80,7 +81,7 @@ def _fmt(v: float, signed: bool = False) -> str:
 def claims_markdown(claims: Iterable[dict], baseline: str) -> list[str]:
     """Markdown table of the claims against ``baseline``: one row per arm, one cell per metric
     (estimate [95% CI] verdict)."""
-    rows: "OrderedDict[str, dict[str, dict]]" = OrderedDict()
+    rows: OrderedDict[str, dict[str, dict]] = OrderedDict()
     n = {}
     for c in claims:
         if c["baseline"] == baseline:

@@ -16,8 +16,8 @@ seed) the same formula applies to m_A(s) − m_base.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats as _st

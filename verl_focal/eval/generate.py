@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from verl_focal.eval.backends import BACKENDS, SamplingConfig, request_seed
 from verl_focal.eval.records import existing_counts, repair_tail, write_jsonl_line

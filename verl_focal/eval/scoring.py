@@ -21,7 +21,8 @@ import logging
 import multiprocessing
 import signal
 from collections import Counter
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 DEFAULT_SCORER = "verl_focal.reward:compute_score"
 
