@@ -578,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{size.label}] {'generated and ' if batch.generated else ''}wrote {size.rows} rows in {batch.write_s:.1f} s "
                   f"({batch.n_correct} correct, {batch.n_mixed_groups} groups with >= 2 correct and >= 1 wrong)",
                   flush=True)
-            def trainer(a: str, run: int):
+            def trainer(a: str, run: int, size=size):  # called within this iteration only
                 return make_trainer(a, compose_config(arm_overrides(a, judge_url, size, run)), tok)
 
             runs: dict[str, list[dict]] = {a: [] for a in arms}

@@ -64,7 +64,7 @@ def build_batch(prompts: int, responses: int, kb: float, seed: int) -> list[tupl
     for p in range(prompts):
         prob = cue_corpus.PROBLEMS[p % len(cue_corpus.PROBLEMS)]
         methods = list(prob["methods"].values())
-        for r in range(responses):
+        for _ in range(responses):
             sols = rng.choice(methods)  # one method per response, written several ways
             parts, size = [rng.choice(sols)], 0
             while size < target:

@@ -167,6 +167,14 @@ def test_import_is_light():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+def test_package_exports_the_metrics_names():
+    import verl_focal.eval as ev
+    from verl_focal.eval import metrics
+
+    assert ev.__all__ == metrics.__all__
+    assert all(getattr(ev, name) is getattr(metrics, name) for name in ev.__all__)
+
+
 def test_subsampling_p_value_matches_exact_hypergeometric_law():
     # One problem per run: D* = x_b/m - x_a/m with x ~ Hypergeom(n, c, m) independently.
     # The exact P(D* <= 0) and P(D* >= 0) come from scipy's hypergeometric pmf (independent of our sampler).

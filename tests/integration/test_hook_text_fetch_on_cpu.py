@@ -9,8 +9,11 @@ correct rollouts of mixed groups; every step logs ``verl_focal/fetch_s``, ``deco
 from __future__ import annotations
 
 import numpy as np
+import test_cue_v1_hook_on_cpu
 import verl  # noqa: F401
-from test_cue_v1_hook_on_cpu import _put, _trainer, cue_corpus, tokenizer  # noqa: F401  (fixture)
+from test_cue_v1_hook_on_cpu import _put, _trainer, cue_corpus
+
+tokenizer = test_cue_v1_hook_on_cpu.tokenizer  # the module-scoped fixture, shared by re-binding it here
 
 
 def _rows():

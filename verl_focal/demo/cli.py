@@ -65,7 +65,7 @@ def _check_complete(results: dict, paths: dict[str, str]) -> list[str]:
             problems.append(f"{r['arm']} seed {r['seed']}: no RL step recorded")
         if not all(math.isfinite(h["loss"]) for h in r["history"]):
             problems.append(f"{r['arm']} seed {r['seed']}: non-finite loss")
-    for name, p in paths.items():
+    for p in paths.values():
         if not os.path.isfile(p) or os.path.getsize(p) == 0:
             problems.append(f"report file missing or empty: {p}")
     return problems

@@ -210,7 +210,7 @@ def _report_from_records(args, runs: dict[str, list[dict]], extra: dict) -> int:
         try:
             counts[name] = count_correct(recs)
         except KeyError as e:
-            raise SystemExit(f"run {name}: {e.args[0]}")
+            raise SystemExit(f"run {name}: {e.args[0]}") from None
     baseline = args.baseline
     _check_baseline(baseline, counts)
     if baseline is None and len(counts) > 1:

@@ -95,13 +95,16 @@ def _check_meta(out: Path, meta: dict, resume: bool) -> None:
     side.write_text(json.dumps(meta, indent=1, sort_keys=True))
 
 
+DEFAULT_SAMPLING = SamplingConfig()  # frozen, so one shared default instance is safe
+
+
 def run_generate(
     data: str,
     model: str,
     out: str,
     n: int,
     backend: str = "transformers",
-    sampling: SamplingConfig = SamplingConfig(),
+    sampling: SamplingConfig = DEFAULT_SAMPLING,
     problems_per_call: int = 1,
     limit: int | None = None,
     overwrite: bool = False,
