@@ -138,7 +138,10 @@ def test_parquet_and_json_array_sources(tmp_path):
     js.write_text(json.dumps(rows))
     for src in (pq, js):
         out = tmp_path / f"o_{src.suffix[1:]}.parquet"
-        assert cli_main(["prep-data", "deepscaler", "--source", str(src), "--max-prompt-tokens", "0", "--out", str(out)]) == 0
+        assert (
+            cli_main(["prep-data", "deepscaler", "--source", str(src), "--max-prompt-tokens", "0", "--out", str(out)])
+            == 0
+        )
         assert list(pd.read_parquet(out)["reward_model"].map(lambda r: r["ground_truth"])) == ["1", "2"]
 
 

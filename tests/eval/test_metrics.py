@@ -162,7 +162,9 @@ def test_subsampled_mean_is_unbiased_for_pass_at_k():
 
 
 def test_import_is_light():
-    code = "import sys, verl_focal.eval; bad=[m for m in ('torch','transformers','verl','scipy','matplotlib') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    code = ("import sys, verl_focal.eval; "
+            "bad=[m for m in ('torch','transformers','verl','scipy','matplotlib') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 

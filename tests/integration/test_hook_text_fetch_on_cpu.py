@@ -72,7 +72,9 @@ def test_f_grpo_logs_fetch_and_advantage_time_but_reads_no_text(transfer_queue, 
     metrics: dict = {}
     trainer._compute_advantage(meta, metrics)
     assert metrics["verl_focal/fetch_s"] > 0.0 and metrics["verl_focal/advantage_s"] > 0.0
-    assert "verl_focal/decode_s" not in metrics and "verl_focal/prepare_s" not in metrics  # nothing to decode or prepare
+    assert (
+        "verl_focal/decode_s" not in metrics and "verl_focal/prepare_s" not in metrics
+    )  # nothing to decode or prepare
 
 
 class _CountingTokenizer:

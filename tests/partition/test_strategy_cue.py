@@ -107,7 +107,9 @@ def test_signature_format_roundtrip_and_errors():
         parse_signature("cw.bin")
 
 
-@pytest.mark.parametrize("kw,match", [(dict(epsilon=0), "epsilon"), (dict(rho=1.5), "rho"), (dict(cue_set="nope"), "cue_set")])
+@pytest.mark.parametrize(
+    "kw,match", [(dict(epsilon=0), "epsilon"), (dict(rho=1.5), "rho"), (dict(cue_set="nope"), "cue_set")]
+)
 def test_bad_kwargs_are_named(kw, match):
     with pytest.raises(ValueError, match=match):
         get_partitioner("strategy_cue", **kw)

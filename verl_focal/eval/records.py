@@ -206,7 +206,9 @@ def count_correct(records: Iterable[dict]) -> ProblemCounts:
         uid = str(rec["uid"])
         ds = str(rec.get("data_source", "unknown"))
         if src.setdefault(uid, ds) != ds:
-            raise ValueError(f"problem uid {uid!r} appears with two data sources ({src[uid]!r}, {ds!r}); uids must be unique")
+            raise ValueError(
+                f"problem uid {uid!r} appears with two data sources ({src[uid]!r}, {ds!r}); uids must be unique"
+            )
         n[uid] += 1
         c[uid] += int(is_correct(rec))
     uids = sorted(n)
