@@ -55,9 +55,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -98,7 +99,9 @@ def parse_sizes(text: str) -> list[Size]:
         except ValueError:
             raise UserError(f"--sizes: {part!r} is not ROWSxTOKENS[/GROUP], e.g. 2048x8192/8") from None
         if rows < 1 or length < 16 or g < 2 or rows % g:
-            raise UserError(f"--sizes: {part!r} needs rows >= 1, tokens >= 16, group >= 2 and rows a multiple of the group")
+            raise UserError(
+                f"--sizes: {part!r} needs rows >= 1, tokens >= 16, group >= 2 and rows a multiple of the group"
+            )
         out.append(Size(rows, length, g))
     return out
 
@@ -125,7 +128,7 @@ class PeakRSS:
         self.start = self.peak = 0
         self._stop = threading.Event()
 
-    def __enter__(self) -> "PeakRSS":
+    def __enter__(self) -> PeakRSS:
         self.start = self.peak = rss_bytes()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -350,17 +353,25 @@ def arm_overrides(arm: str, judge_url: str, size: Size, run: int = 0) -> list[st
     """Config overrides of ``arm``.  The judge's model name changes with ``run``: the judge cache is
     keyed by it, so every timed step sends its requests (a repeated step would be a cache hit)."""
     common = [f"actor_rollout_ref.rollout.n={size.group}"]
-    return common + {
-        "grpo": ["algorithm.adv_estimator=grpo"],
-        "f_grpo": ["algorithm.adv_estimator=f_grpo"],
-        "cue_sig": ["algorithm.adv_estimator=cue_grpo"],
-        "cue_text": ["algorithm.adv_estimator=cue_grpo", "algorithm.cue.source=text"],
-        "f_cue": ["algorithm.adv_estimator=f_cue_grpo"],
-        "cue_judge": ["algorithm.adv_estimator=cue_grpo", "algorithm.cue.partitioner=judge",
-                      f"algorithm.cue.judge.base_url={judge_url}", f"algorithm.cue.judge.model=bench-{size.label}-{run}",
-                      "algorithm.cue.judge.max_concurrency=128",
-                      "algorithm.cue.judge.timeout_s=60", "algorithm.cue.judge.max_retries=0"],
-    }[arm]
+    return (
+        common
+        + {
+            "grpo": ["algorithm.adv_estimator=grpo"],
+            "f_grpo": ["algorithm.adv_estimator=f_grpo"],
+            "cue_sig": ["algorithm.adv_estimator=cue_grpo"],
+            "cue_text": ["algorithm.adv_estimator=cue_grpo", "algorithm.cue.source=text"],
+            "f_cue": ["algorithm.adv_estimator=f_cue_grpo"],
+            "cue_judge": [
+                "algorithm.adv_estimator=cue_grpo",
+                "algorithm.cue.partitioner=judge",
+                f"algorithm.cue.judge.base_url={judge_url}",
+                f"algorithm.cue.judge.model=bench-{size.label}-{run}",
+                "algorithm.cue.judge.max_concurrency=128",
+                "algorithm.cue.judge.timeout_s=60",
+                "algorithm.cue.judge.max_retries=0",
+            ],
+        }[arm]
+    )
 
 
 def make_trainer(arm: str, config, tokenizer):
@@ -541,9 +552,9 @@ def main(argv: list[str] | None = None) -> int:
     t_all = time.perf_counter()
     import ray
     import transfer_queue as tq
+    import verl  # noqa: F401
     from omegaconf import open_dict
 
-    import verl  # noqa: F401
     import verl_focal.integration.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
     from verl_focal.main_ppo import compose_config
     from verl_focal.partition.judge import shared_judge  # noqa: F401  (registers the judge partitioner)
@@ -561,9 +572,13 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {
         "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
         "machine": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()},
-        "tokenizer": {"kind": "byte-level BPE trained on bench/math_text.py", "vocab": args.vocab,
-                      "chars_per_token": cpt},
-        "rss": "peak RSS of this process (sampling thread, every 2 ms, /proc/self/statm) minus RSS just before the step",
+        "tokenizer": {
+            "kind": "byte-level BPE trained on bench/math_text.py",
+            "vocab": args.vocab,
+            "chars_per_token": cpt,
+        },
+        "rss": "peak RSS of this process (sampling thread, every 2 ms, /proc/self/statm) "
+               "minus RSS just before the step",
         "cpu": "process user+system time of this (driver) process, all threads",
         "judge": {"latency_s": args.judge_latency, "overlap_s": overlap},
         "sizes": {},
@@ -574,10 +589,13 @@ def main(argv: list[str] | None = None) -> int:
             batch = write_rows(tq, tok, cpt, size, partition="train", seed=args.seed + size.rows,
                                cache_dir=None if args.no_cache else Path(args.cache_dir),
                                n_samples=args.reward_samples or 1)
-            print(f"[{size.label}] {'generated and ' if batch.generated else ''}wrote {size.rows} rows in {batch.write_s:.1f} s "
-                  f"({batch.n_correct} correct, {batch.n_mixed_groups} groups with >= 2 correct and >= 1 wrong)",
-                  flush=True)
-            def trainer(a: str, run: int):
+            print(
+                f"[{size.label}] {'generated and ' if batch.generated else ''}"
+                f"wrote {size.rows} rows in {batch.write_s:.1f} s "
+                f"({batch.n_correct} correct, {batch.n_mixed_groups} groups with >= 2 correct and >= 1 wrong)",
+                flush=True,
+            )
+            def trainer(a: str, run: int, size=size):  # called within this iteration only
                 return make_trainer(a, compose_config(arm_overrides(a, judge_url, size, run)), tok)
 
             runs: dict[str, list[dict]] = {a: [] for a in arms}
@@ -588,9 +606,12 @@ def main(argv: list[str] | None = None) -> int:
                 for a in arms:
                     runs[a].append(run_arm(a, trainer(a, rep), batch, timers, overlap))
                     r = runs[a][-1]
-                    print(f"  {a:<10} wall {r['wall_s']:7.3f} s  cpu {r['cpu_s']:7.3f} s  "
-                          f"+rss {r['peak_extra_rss_mib']:6.0f} MiB  {json.dumps({k: round(v, 3) for k, v in r['split'].items()})}",
-                          flush=True)
+                    print(
+                        f"  {a:<10} wall {r['wall_s']:7.3f} s  cpu {r['cpu_s']:7.3f} s  "
+                        f"+rss {r['peak_extra_rss_mib']:6.0f} MiB  "
+                        f"{json.dumps({k: round(v, 3) for k, v in r['split'].items()})}",
+                        flush=True,
+                    )
             results = {a: summarise(runs[a]) for a in arms}
             report["sizes"][size.label] = {"rows": size.rows, "tokens": size.length, "group": size.group,
                                            "correct_rows": batch.n_correct, "mixed_groups": batch.n_mixed_groups,

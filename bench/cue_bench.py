@@ -64,7 +64,7 @@ def build_batch(prompts: int, responses: int, kb: float, seed: int) -> list[tupl
     for p in range(prompts):
         prob = cue_corpus.PROBLEMS[p % len(cue_corpus.PROBLEMS)]
         methods = list(prob["methods"].values())
-        for r in range(responses):
+        for _ in range(responses):
             sols = rng.choice(methods)  # one method per response, written several ways
             parts, size = [rng.choice(sols)], 0
             while size < target:
@@ -111,8 +111,10 @@ def main() -> int:
     total_mb = sum(nbytes) / 1e6
     k = min(args.sample, len(rows))
     sample_mb = sum(nbytes[:k]) / 1e6
-    print(f"batch: {args.prompts} prompts x {args.responses} responses, {total_mb:.1f} MB "
-          f"(mean {sum(nbytes) / len(nbytes) / 1024:.1f} KB/response); slow scorers on the first {k} ({sample_mb:.1f} MB)")
+    print(
+        f"batch: {args.prompts} prompts x {args.responses} responses, {total_mb:.1f} MB "
+        f"(mean {sum(nbytes) / len(nbytes) / 1024:.1f} KB/response); slow scorers on the first {k} ({sample_mb:.1f} MB)"
+    )
 
     results = {}  # name -> (MB, cpu s, wall s)
 
@@ -159,7 +161,7 @@ def main() -> int:
         print("math_verify not installed: skipped")
 
     try:
-        from tokenizers import Tokenizer, models, pre_tokenizers, trainers, decoders
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -169,7 +171,11 @@ def main() -> int:
         ntok = sum(len(i) for i in ids) / k
         c0, w0 = time.process_time(), time.perf_counter()
         tok.decode_batch(ids)
-        results[f"decode token ids (BPE, {ntok:.0f} tok/response)"] = (sample_mb, time.process_time() - c0, time.perf_counter() - w0)
+        results[f"decode token ids (BPE, {ntok:.0f} tok/response)"] = (
+            sample_mb,
+            time.process_time() - c0,
+            time.perf_counter() - w0,
+        )
     except ImportError:
         pass
 
@@ -186,8 +192,11 @@ def main() -> int:
             print(f"{name}: {(mb / c) / (mvr[0] / mvr[1]):.1f}x the throughput of math_verify")
     hs = results.get("cue signature (hyperscan)")
     if hs:
-        print(f"\nbatch extraction cost on one core: {hs[1]:.2f} s hyperscan; "
-              f"regex extrapolated: {total_mb / (results['cue signature (regex)'][0] / results['cue signature (regex)'][1]):.1f} s")
+        print(
+            f"\nbatch extraction cost on one core: {hs[1]:.2f} s hyperscan; "
+            f"regex extrapolated: "
+            f"{total_mb / (results['cue signature (regex)'][0] / results['cue signature (regex)'][1]):.1f} s"
+        )
     print(f"clusters per group: mean {sum(n_clusters) / len(n_clusters):.2f}, "
           f"groups with >=2 clusters: {sum(n >= 2 for n in n_clusters) / len(n_clusters):.2f}")
     return 0

@@ -32,7 +32,10 @@ def main() -> int:
     ap.add_argument("--alpha", type=float, default=0.8)
     args = ap.parse_args()
     groups = [cue_corpus.group(p["id"]) for p in cue_corpus.PROBLEMS]
-    print(f"{len(groups)} groups, {sum(len(t) for t, _ in groups)} correct rollouts; alpha={args.alpha}, clip [0.3, 3], renormalised")
+    print(
+        f"{len(groups)} groups, {sum(len(t) for t, _ in groups)} correct rollouts; "
+        f"alpha={args.alpha}, clip [0.3, 3], renormalised"
+    )
     for name, kw in [("strategy_cue", {}), ("random", {"seed": 0}), ("singleton", {}), ("single", {})]:
         part = get_partitioner(name, **kw)
         gid, cid = [], []

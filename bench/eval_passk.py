@@ -105,7 +105,10 @@ def main() -> None:
     with timed(T, "grid"):
         paired_subsampling_test(a.n, ca[:P], a.n, cb[:P], ks=ks, m=a.m, iterations=a.iterations, seed=a.seed)
     w, c = T["grid"]
-    print(f"significance at all {len(ks)} grid ks, {P} problems, {a.iterations} iterations: {w:.2f} s wall | {c:.2f} s cpu")
+    print(
+        f"significance at all {len(ks)} grid ks, {P} problems, {a.iterations} iterations: "
+        f"{w:.2f} s wall | {c:.2f} s cpu"
+    )
 
 
 if __name__ == "__main__":

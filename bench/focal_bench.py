@@ -15,9 +15,8 @@ import time
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
-
 import verl  # noqa: F401  (registers f_grpo through the entry point)
+from omegaconf import OmegaConf
 from verl.trainer.ppo import core_algos
 
 
@@ -55,9 +54,11 @@ def main() -> None:
     print(f"{'rows':>6} {'grpo (s)':>10} {'grpo_vec (s)':>13} {'f_grpo (s)':>11} {'f/vec':>7} {'grpo/f':>7}")
     for rows in args.sizes:
         r, m, idx = make_batch(rows)
-        t_grpo = timeit(lambda: core_algos.compute_grpo_outcome_advantage(r, m, idx), max(1, args.repeats // 2))
-        t_vec = timeit(lambda: grpo_vec(r, m, index=idx, config=cfg), args.repeats)
-        t_f = timeit(lambda: f_grpo(r, m, index=idx, config=cfg), args.repeats)
+        # each lambda runs (and is timed) within this iteration: bind this size's batch explicitly
+        t_grpo = timeit(lambda r=r, m=m, idx=idx: core_algos.compute_grpo_outcome_advantage(r, m, idx),
+                        max(1, args.repeats // 2))
+        t_vec = timeit(lambda r=r, m=m, idx=idx: grpo_vec(r, m, index=idx, config=cfg), args.repeats)
+        t_f = timeit(lambda r=r, m=m, idx=idx: f_grpo(r, m, index=idx, config=cfg), args.repeats)
         print(f"{rows:>6} {t_grpo:>10.4f} {t_vec:>13.4f} {t_f:>11.4f} {t_f / t_vec:>7.2f} {t_grpo / t_f:>7.1f}")
 
 

@@ -42,7 +42,9 @@ def serve(latency: float, port: int = 0) -> ThreadingHTTPServer:
 
         def do_GET(self):
             if self.path.rstrip("/").endswith("/models"):
-                return self._send(200, json.dumps({"object": "list", "data": [{"id": "bench", "object": "model"}]}).encode())
+                return self._send(
+                    200, json.dumps({"object": "list", "data": [{"id": "bench", "object": "model"}]}).encode()
+                )
             self._send(404, b"{}")
 
         def do_POST(self):

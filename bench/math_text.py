@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 __all__ = ["Problem", "FAMILIES", "make_problem", "make_response", "corpus"]
 

@@ -40,13 +40,25 @@ def reasoning(chars: int, seed: int = 0) -> str:
 
 
 SUDOKU = [[(r * 3 + r // 3 + c) % 9 + 1 for c in range(9)] for r in range(9)]
-IFEVAL_GT = json.dumps({
-    "instruction_id_list": ["punctuation:no_comma", "length_constraints:number_sentences",
-                            "change_case:capital_word_frequency", "language:response_language",
-                            "detectable_format:number_bullet_lists"],
-    "kwargs": [{}, {"num_sentences": 5, "relation": "at least"}, {"capital_frequency": 3, "capital_relation": "at least"},
-               {"language": "en"}, {"num_bullets": 3}],
-    "prompt": "p"})
+IFEVAL_GT = json.dumps(
+    {
+        "instruction_id_list": [
+            "punctuation:no_comma",
+            "length_constraints:number_sentences",
+            "change_case:capital_word_frequency",
+            "language:response_language",
+            "detectable_format:number_bullet_lists",
+        ],
+        "kwargs": [
+            {},
+            {"num_sentences": 5, "relation": "at least"},
+            {"capital_frequency": 3, "capital_relation": "at least"},
+            {"language": "en"},
+            {"num_bullets": 3},
+        ],
+        "prompt": "p",
+    }
+)
 # IFEval prompts carry 1.5 instructions on average; a typical pair without langdetect/word_tokenize
 IFEVAL_GT_TYPICAL = json.dumps({
     "instruction_id_list": ["punctuation:no_comma", "length_constraints:number_words"],

@@ -170,13 +170,21 @@ def main(argv=None) -> int:
     print(f"{'class':<16}" + "".join(f"{n:>22}" for n in names))
     print(f"{'':<16}" + "".join(f"{'recall / FP':>22}" for _ in names))
     for cls in classes:
-        print(f"{cls:<16}" + "".join(f"{fid[n]['per_class'][cls]['recall']:>12.3f} / {fid[n]['per_class'][cls]['fp_rate']:.3f}"
-                                      for n in names))
+        print(
+            f"{cls:<16}"
+            + "".join(
+                f"{fid[n]['per_class'][cls]['recall']:>12.3f} / {fid[n]['per_class'][cls]['fp_rate']:.3f}"
+                for n in names
+            )
+        )
     print(f"{'ALL':<16}" + "".join(f"{fid[n]['recall']:>12.3f} / {fid[n]['fp_rate']:.3f}" for n in names))
     print(f"{'physics recall':<16}" + "".join(f"{fid[n]['physics_recall']:>22.3f}" for n in names))
     print(f"{'cross FP':<16}" + "".join(f"{fid[n]['cross_fp']:>14d} / {fid[n]['cross_pairs']:<5d}" for n in names))
-    print(f"\n30 KB responses, {tim['calls']} calls each: ours {1e3 * tim['cpu_s_per_call']['ours']:.2f} ms CPU/call, "
-          f"rules off {1e3 * tim['cpu_s_per_call']['ours_rules_off']:.2f} ms; ratio {tim['ratio_ours_over_rules_off']:.2f}x")
+    print(
+        f"\n30 KB responses, {tim['calls']} calls each: ours {1e3 * tim['cpu_s_per_call']['ours']:.2f} ms CPU/call, "
+        f"rules off {1e3 * tim['cpu_s_per_call']['ours_rules_off']:.2f} ms; "
+        f"ratio {tim['ratio_ours_over_rules_off']:.2f}x"
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"fidelity": fid, "timing_30kb": tim, "corpus_items": sum(map(len, CORPUS.values()))},

@@ -44,7 +44,7 @@ def reference_advantages(scores, index, valid, base="grpo", gamma=0.0, correct=N
         if valid[i]:
             groups.setdefault(u, []).append(i)
     out = [0.0] * len(scores)
-    for u, rows in groups.items():
+    for rows in groups.values():
         n = len(rows)
         vals = [scores[i] for i in rows]
         mean = sum(vals) / n if n > 1 else 0.0

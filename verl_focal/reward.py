@@ -392,7 +392,8 @@ def compute_score(
     math-verify's ``verify`` extended by the rules of :mod:`verl_focal.grading` (a boxed answer;
     the reference may be a list of accepted forms).  ``rel_tol`` and ``sig_figs`` set the numeric
     policy (:class:`verl_focal.grading.NumericPolicy`); ``equivalence_rules=False`` switches the
-    rules off.  A response whose last ``\boxed{`` is never closed scores 0.  Multiple-choice path (:func:`is_multiple_choice`): the letter from
+    rules off.  A response whose last ``\boxed{`` is never closed scores 0.  Multiple-choice path
+    (:func:`is_multiple_choice`): the letter from
     :func:`extract_choice` must equal the gold letter.
 
     Returns ``{"score", "acc", "pred", "verify_timeout"}`` (+ ``"cue_sig"`` when ``cue_set`` is

@@ -79,7 +79,8 @@ CASES = [
     (["check", "--skip-probe", *CUE, "+algorithm.cue.partitioner_kwargs.nosuch=1"], ["partitioner_kwargs", "nosuch"]),
     (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=verl_focal.partition.controls:SinglePartitioner",
       "+algorithm.cue.partitioner_kwargs.nosuch=1"], ["partitioner_kwargs", "nosuch"]),
-    (["check", "--skip-probe", *CUE, "algorithm.cue.cue_set={d}/no_such_cues.yaml"], ["no_such_cues.yaml", "not found"]),
+    (["check", "--skip-probe", *CUE, "algorithm.cue.cue_set={d}/no_such_cues.yaml"],
+     ["no_such_cues.yaml", "not found"]),
     # demo
     (["demo", "--steps", "0"], ["--steps=0"]),
     (["demo", "--quick", "--device", "cuda"], ["--quick and --device cuda"]),

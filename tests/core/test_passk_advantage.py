@@ -7,9 +7,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
+
 from _reference import make_grouped_batch
 from _reference_family import passk_bruteforce, passk_group_reference, passk_rows_reference
-
 from verl_focal.core.groups import group_ids
 from verl_focal.core.passk_advantage import comb_ratio, passk_group_advantages, passk_row_advantage
 

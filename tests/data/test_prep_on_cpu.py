@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-import pytest
 
 from verl_focal.cli import main as cli_main
-from verl_focal.data.filters import answer_key, drop_conflicting_duplicates, Item
+from verl_focal.data.filters import Item, answer_key, drop_conflicting_duplicates
 from verl_focal.data.schema import MATH_SYSTEM_PROMPT
 
 LONG = "Compute the sum of all integers. " * 400
@@ -139,7 +138,10 @@ def test_parquet_and_json_array_sources(tmp_path):
     js.write_text(json.dumps(rows))
     for src in (pq, js):
         out = tmp_path / f"o_{src.suffix[1:]}.parquet"
-        assert cli_main(["prep-data", "deepscaler", "--source", str(src), "--max-prompt-tokens", "0", "--out", str(out)]) == 0
+        assert (
+            cli_main(["prep-data", "deepscaler", "--source", str(src), "--max-prompt-tokens", "0", "--out", str(out)])
+            == 0
+        )
         assert list(pd.read_parquet(out)["reward_model"].map(lambda r: r["ground_truth"])) == ["1", "2"]
 
 

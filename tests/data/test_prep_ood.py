@@ -63,7 +63,9 @@ def test_ifeval_and_synlogic_from_local_files(tmp_path, capsys):
     stats = json.loads((out / "ifeval.parquet.stats.json").read_text())
     assert stats["malformed_dropped"] == {"instructions_malformed": 1, "prompt_missing": 1}
     # the rows score through verl's entry point
-    assert compute_score(a["data_source"][1], "three lowercase words", a["reward_model"][1]["ground_truth"])["acc"] == 1.0
+    assert (
+        compute_score(a["data_source"][1], "three lowercase words", a["reward_model"][1]["ground_truth"])["acc"] == 1.0
+    )
     assert compute_score(a["data_source"][1], "Three Words Here", a["reward_model"][1]["ground_truth"])["acc"] == 0.0
 
     s = pd.read_parquet(out / "synlogic.parquet")

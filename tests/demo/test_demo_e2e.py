@@ -12,7 +12,14 @@ import verl  # noqa: F401  a hard dependency: fail loudly if it is missing
 
 
 def test_hf_rollout_samples_match_exact_sequence_probability():
-    from verl_focal.demo.model import PROMPT_LEN, ModelSpec, build_model, build_tokenizer, encode_prompts, sequence_logprob
+    from verl_focal.demo.model import (
+        PROMPT_LEN,
+        ModelSpec,
+        build_model,
+        build_tokenizer,
+        encode_prompts,
+        sequence_logprob,
+    )
     from verl_focal.demo.rl import decode_responses
     from verl_focal.demo.rollout import make_rollout, prompt_batch
     from verl_focal.demo.task import Problem

@@ -31,4 +31,6 @@ def test_no_budget_runs_everything_in_order(monkeypatch):
     cfg = ex.DemoConfig(seeds=(5, 7), arms=DEFAULT_ARMS[:3], rl_steps=1)
     monkeypatch.setattr(ex, "_run_one", lambda job: {"arm": job["arm"].name, "seed": job["seed"], "seconds": 1.0})
     runs, stopped = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, time.time(), list(cfg.arms), None, print)
-    assert stopped == [] and [(r["seed"], r["arm"]) for r in runs] == [(s, a.name) for s in (5, 7) for a in DEFAULT_ARMS[:3]]
+    assert stopped == [] and [(r["seed"], r["arm"]) for r in runs] == [
+        (s, a.name) for s in (5, 7) for a in DEFAULT_ARMS[:3]
+    ]

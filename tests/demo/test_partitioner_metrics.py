@@ -84,7 +84,9 @@ def test_exact_pass_curve_is_the_mean_of_the_unbiased_estimator():
         assert got[k] == pytest.approx(np.mean([1 - (1 - x) ** k for x in p]), abs=1e-12)
     # E over c ~ Binomial(n, p) of 1 - C(n-c, k)/C(n, k) equals 1 - (1-p)^k (n = 20, k = 5, exact sum)
     n, k, x = 20, 5, 0.3
-    e = sum(math.comb(n, c) * x**c * (1 - x) ** (n - c) * (1 - math.comb(n - c, k) / math.comb(n, k)) for c in range(n + 1))
+    e = sum(
+        math.comb(n, c) * x**c * (1 - x) ** (n - c) * (1 - math.comb(n - c, k) / math.comb(n, k)) for c in range(n + 1)
+    )
     assert exact_pass_curve(np.array([x]), [k])[k] == pytest.approx(e, abs=1e-12)
 
 

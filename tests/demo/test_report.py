@@ -22,9 +22,18 @@ def _results(mode="test", seeds=(0, 1, 2)):
         p1, p256 = vals[seed]
         runs.append({"arm": "GRPO N=8", "seed": seed, "eval": _eval(p1 - 0.05, p256 - 0.1, 0.02), "history": hist})
         runs.append({"arm": "F-GRPO", "seed": seed, "eval": _eval(p1, p256, 0.01), "history": hist})
-    cfg = {"mode": mode, "device": "cpu", "prior": {"add": 0.55, "sub": 0.3, "mul": 0.15}, "rl_steps": 1, "sft_steps": 5,
-           "prompts_per_step": 8, "lr": 1e-3, "seeds": list(seeds), "rare_top_frac": 0.01,
-           "arms": [{"name": "GRPO N=8"}, {"name": "F-GRPO"}, {"name": "Cue-GRPO"}]}
+    cfg = {
+        "mode": mode,
+        "device": "cpu",
+        "prior": {"add": 0.55, "sub": 0.3, "mul": 0.15},
+        "rl_steps": 1,
+        "sft_steps": 5,
+        "prompts_per_step": 8,
+        "lr": 1e-3,
+        "seeds": list(seeds),
+        "rare_top_frac": 0.01,
+        "arms": [{"name": "GRPO N=8"}, {"name": "F-GRPO"}, {"name": "Cue-GRPO"}],
+    }
     base = _eval(0.2, 0.95, 0.03)
     per = {}
     for r in runs:
@@ -66,7 +75,9 @@ def test_write_report_files_table_claims_and_skips(tmp_path):
     assert "smoke run" not in md
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["summary"]["F-GRPO"]["pass@256"]["std"] > 0
-    c = next(c for c in saved["claims"] if c["arm"] == "F-GRPO" and c["baseline"] == "GRPO N=8" and c["metric"] == "pass@256")
+    c = next(
+        c for c in saved["claims"] if c["arm"] == "F-GRPO" and c["baseline"] == "GRPO N=8" and c["metric"] == "pass@256"
+    )
     assert set(c) == {"arm", "baseline", "metric", "estimate", "ci_low", "ci_high", "n_seeds", "verdict"}
     assert c["n_seeds"] == 3 and abs(c["estimate"] - 0.1) < 1e-12 and c["verdict"] == "better"
 

@@ -64,7 +64,10 @@ def test_build_claims_covers_base_and_reference():
 
 
 def test_replicate_marks_disagreement_not_established():
-    c1 = [Claim("F", "G", "pass@256", 0.02, 0.01, 0.03, 10, "better"), Claim("F", "G", "pass@1", 0, -1, 1, 10, "not detected")]
+    c1 = [
+        Claim("F", "G", "pass@256", 0.02, 0.01, 0.03, 10, "better"),
+        Claim("F", "G", "pass@1", 0, -1, 1, 10, "not detected"),
+    ]
     c2 = [Claim("F", "G", "pass@256", 0.01, -0.01, 0.03, 10, "not detected").as_json(),
           Claim("F", "G", "pass@1", 0, -1, 1, 10, "not detected")]
     rows = {r["metric"]: r["status"] for r in replicate(c1, c2)}

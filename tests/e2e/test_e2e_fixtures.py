@@ -51,7 +51,9 @@ def test_untrained_tiny_model_mixes_right_and_wrong(tmp_path):
     tok = AutoTokenizer.from_pretrained(paths["model"])
     model = AutoModelForCausalLM.from_pretrained(paths["model"])
     # The chat template renders the message verbatim and opens an assistant turn.
-    text = tok.apply_chat_template([{"role": "user", "content": "What is 3 + 4 mod 10?"}], add_generation_prompt=True, tokenize=False)
+    text = tok.apply_chat_template(
+        [{"role": "user", "content": "What is 3 + 4 mod 10?"}], add_generation_prompt=True, tokenize=False
+    )
     assert text == "<|user|>What is 3 + 4 mod 10?<|end|><|assistant|>"
     ids = tok(text, return_tensors="pt").input_ids
     torch.manual_seed(0)

@@ -25,7 +25,11 @@ def build_tiny_model(path: Path, seed: int = 0) -> Path:
     specials = ["<pad>", "<s>", "</s>", "<|user|>", "<|system|>", "<|assistant|>"]
     trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    corpus = ["What is 1 + 1? The answer is \\boxed{2}.", "Please reason step by step.", "x = 3, y = 4, so x + y = 7"] * 20
+    corpus = [
+        "What is 1 + 1? The answer is \\boxed{2}.",
+        "Please reason step by step.",
+        "x = 3, y = 4, so x + y = 7",
+    ] * 20
     tok.train_from_iterator(corpus, trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
     fast.chat_template = CHAT_TEMPLATE

@@ -46,7 +46,9 @@ def test_generate_writes_n_samples_per_problem(tiny_model, eval_parquet, tmp_pat
 
 
 def test_resume_after_sigkill_has_no_duplicates(tiny_model, tmp_path, parquet_writer):
-    data = parquet_writer(tmp_path / "many.parquet", [("verl_focal/math500", f"Compute {i} * 3.", str(3 * i)) for i in range(12)])
+    data = parquet_writer(
+        tmp_path / "many.parquet", [("verl_focal/math500", f"Compute {i} * 3.", str(3 * i)) for i in range(12)]
+    )
     out = tmp_path / "gen.jsonl"
     args = _gen_args(data, tiny_model, out, 2)
     # a forked child (torch already imported here, so no import cost) is SIGKILLed mid-way

@@ -162,9 +162,19 @@ def test_subsampled_mean_is_unbiased_for_pass_at_k():
 
 
 def test_import_is_light():
-    code = "import sys, verl_focal.eval; bad=[m for m in ('torch','transformers','verl','scipy','matplotlib') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    code = ("import sys, verl_focal.eval; "
+            "bad=[m for m in ('torch','transformers','verl','scipy','matplotlib') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_package_exports_the_metrics_names():
+    import verl_focal.eval as ev
+    from verl_focal.eval import metrics
+
+    assert ev.__all__ == metrics.__all__
+    assert all(getattr(ev, name) is getattr(metrics, name) for name in ev.__all__)
 
 
 def test_subsampling_p_value_matches_exact_hypergeometric_law():

@@ -33,8 +33,19 @@ def _hf_reference_nll(model, tok, prompt: str, response: str) -> float:
 
 def test_batched_nll_matches_transformers_loss(tiny_model):
     model, tok = load_model(str(tiny_model))
-    prompts = ["<|user|>What is 1 + 1?\n<|assistant|>", "<|user|>x\n<|assistant|>", "<|user|>Please reason\n<|assistant|>"] * 2
-    responses = ["The answer is 2.", "x + y = 7 so the answer is \\boxed{7}", "step", "", "boxed", "What is 1 + 1? The answer"]
+    prompts = [
+        "<|user|>What is 1 + 1?\n<|assistant|>",
+        "<|user|>x\n<|assistant|>",
+        "<|user|>Please reason\n<|assistant|>",
+    ] * 2
+    responses = [
+        "The answer is 2.",
+        "x + y = 7 so the answer is \\boxed{7}",
+        "step",
+        "",
+        "boxed",
+        "What is 1 + 1? The answer",
+    ]
     got = response_nll(model, tok, prompts, responses, max_tokens_per_batch=60, max_batch=3)
     for p, r, g in zip(prompts, responses, got):
         if r == "":
@@ -76,8 +87,9 @@ def test_rare_set_and_rare_nll_cli(tiny_model, tiny_model_b, eval_parquet, tmp_p
     (d / "all_correct_eval.py").write_text(ALL_CORRECT)
     monkeypatch.syspath_prepend(str(d))
     gen = tmp_path / "base.jsonl"
-    assert cli_main(["eval", "generate", "--backend", "transformers", "--data", str(eval_parquet), "--model", str(tiny_model),
-                     "--out", str(gen), "--n", "4", "--max-tokens", "6", "--no-progress"]) == 0
+    assert cli_main(["eval", "generate", "--backend", "transformers", "--data", str(eval_parquet),
+                     "--model", str(tiny_model), "--out", str(gen), "--n", "4", "--max-tokens", "6",
+                     "--no-progress"]) == 0
     rare_path = tmp_path / "rare.jsonl"
     assert cli_main(["eval", "rare-set", "--generations", str(gen), "--model", str(tiny_model), "--out", str(rare_path),
                      "--top-frac", "0.25", "--scorer", "all_correct_eval:compute_score", "--workers", "0",
@@ -87,11 +99,15 @@ def test_rare_set_and_rare_nll_cli(tiny_model, tiny_model_b, eval_parquet, tmp_p
     assert len(rare) == math.ceil(0.25 * 20)  # 5 problems x 4 samples, all correct
     # the kept items are the highest base NLLs among all samples (independent reference)
     model, tok = load_model(str(tiny_model))
-    ref = sorted((_hf_reference_nll(model, tok, g["prompt_text"], g["response"]) for g in gens if g["response"]), reverse=True)
+    ref = sorted(
+        (_hf_reference_nll(model, tok, g["prompt_text"], g["response"]) for g in gens if g["response"]), reverse=True
+    )
     assert [r["base_nll"] for r in rare] == pytest.approx(ref[: len(rare)], rel=1e-4)
 
     capsys.readouterr()
-    assert cli_main(["eval", "rare-nll", "--rare-set", str(rare_path), "--model", str(tiny_model), "--no-progress"]) == 0
+    assert (
+        cli_main(["eval", "rare-nll", "--rare-set", str(rare_path), "--model", str(tiny_model), "--no-progress"]) == 0
+    )
     same = json.loads(capsys.readouterr().out)
     assert abs(same["delta_nll_rare"]) < 1e-5 and same["items"] == len(rare)
 

@@ -92,7 +92,9 @@ def test_score_folder_of_two_runs_writes_table_csv_plot_marks(tmp_path, toy_scor
 
     # CSV: one row per (run, benchmark) + domain averages, values from the exact formula
     rows = {(r["run"], r["benchmark"]): r for r in _read_csv(out / "results.csv")}
-    assert set(rows) == {(r, b) for r in ("grpo", "f_grpo") for b in ("aime24", "gpqa_diamond", "avg-in-domain", "avg-ood")}
+    assert set(rows) == {
+        (r, b) for r in ("grpo", "f_grpo") for b in ("aime24", "gpqa_diamond", "avg-in-domain", "avg-ood")
+    }
     for run, counts in (("grpo", AIME_A), ("f_grpo", AIME_B)):
         row = rows[(run, "aime24")]
         assert row["domain"] == "in-domain" and row["problems"] == "6" and row["samples_min"] == "16"

@@ -25,7 +25,9 @@ def test_values_by_source_and_prompt():
 
 
 def test_default_source_explicit_ks_and_bad_rows():
-    m = unbiased_pass_at_k_metrics(["u", "u", "u", "v", "v", "v"], [1.0, None, 0.0, float("nan"), 1.0, 1.0], ks=[1, 2, 3])
+    m = unbiased_pass_at_k_metrics(
+        ["u", "u", "u", "v", "v", "v"], [1.0, None, 0.0, float("nan"), 1.0, 1.0], ks=[1, 2, 3]
+    )
     assert m["val-aux/all/unbiased_pass@k_dropped_rows"] == 2.0
     # u: n=2 c=1; v: n=2 c=2 -> k=3 exceeds min n and is left out
     assert m["val-aux/all/unbiased_pass@1"] == pytest.approx((0.5 + 1.0) / 2)

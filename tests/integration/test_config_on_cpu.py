@@ -27,11 +27,18 @@ def test_our_keys_need_no_plus_and_verl_keys_still_compose(composed_config):
 @pytest.mark.parametrize(
     "override,message",
     [
-        ("algorithm.focal.gama=1.0", r"^unknown key algorithm.focal.gama \(did you mean 'gamma'\?\); valid keys under algorithm.focal: \["),
+        (
+            "algorithm.focal.gama=1.0",
+            r"^unknown key algorithm.focal.gama \(did you mean 'gamma'\?\); valid keys under algorithm.focal: \[",
+        ),
         ("algorithm.cue.aplha=1.0", r"^unknown key algorithm.cue.aplha \(did you mean 'alpha'\?\)"),
         ("algorithm.cue.judge.modle=x", r"^unknown key algorithm.cue.judge.modle \(did you mean 'model'\?\)"),
         ("+algorithm.focal.gama=1.0", r"^unknown key\(s\) algorithm.focal.gama \(did you mean 'gamma'\?\)"),
-        ("trainer.total_epoch=3", r"^unknown key trainer.total_epoch \(did you mean 'total_epochs'\?\); to add a new key to verl's config write \+trainer.total_epoch=3"),
+        (
+            "trainer.total_epoch=3",
+            r"^unknown key trainer.total_epoch \(did you mean 'total_epochs'\?\); "
+            r"to add a new key to verl's config write \+trainer.total_epoch=3",
+        ),
     ],
 )
 def test_unknown_key_gets_did_you_mean_not_hydras_plus_advice(composed_config, override, message):
@@ -62,16 +69,29 @@ def test_stock_ppo_trainer_needs_plus_for_our_keys():
 
 
 BAD = [
-    ({"focal": {"gamma": -0.5}}, r"algorithm.focal.gamma must be >= 0.0, got -0.5; set algorithm.focal.gamma=0.5 \(default\) or another value >= 0$"),
+    (
+        {"focal": {"gamma": -0.5}},
+        r"algorithm.focal.gamma must be >= 0.0, got -0.5; "
+        r"set algorithm.focal.gamma=0.5 \(default\) or another value >= 0$",
+    ),
     ({"focal": {"gamma": float("nan")}}, r"algorithm.focal.gamma must be finite, got nan"),
     ({"focal": {"gamma": "high"}}, r"algorithm.focal.gamma must be a number, got 'high'"),
-    ({"focal": {"base": "ppo"}}, r"algorithm.focal.base='ppo' is not one of \['grpo', 'drgrpo', 'rloo'\]; set algorithm.focal.base=grpo"),
+    (
+        {"focal": {"base": "ppo"}},
+        r"algorithm.focal.base='ppo' is not one of \['grpo', 'drgrpo', 'rloo'\]; set algorithm.focal.base=grpo",
+    ),
     ({"focal": {"base": "drgrpoo"}}, r"algorithm.focal.base='drgrpoo' is not one of .* \(did you mean 'drgrpo'\?\)"),
     ({"focal": {"correctness": "yes"}}, r"algorithm.focal.correctness='yes' is not one of"),
     ({"focal": {"correct_threshold": float("inf")}}, r"algorithm.focal.correct_threshold must be finite"),
-    ({"focal": {"gama": 1}}, r"unknown key\(s\) algorithm.focal.gama \(did you mean 'gamma'\?\); valid keys under algorithm.focal:"),
+    (
+        {"focal": {"gama": 1}},
+        r"unknown key\(s\) algorithm.focal.gama \(did you mean 'gamma'\?\); valid keys under algorithm.focal:",
+    ),
     ({"focal": 3}, r"algorithm.focal must be a mapping"),
-    ({"cue": {"alpha": -2.0}}, r"algorithm.cue.alpha must be >= 0.0, got -2.0; set algorithm.cue.alpha=0.8 \(default\) or another value >= 0$"),
+    (
+        {"cue": {"alpha": -2.0}},
+        r"algorithm.cue.alpha must be >= 0.0, got -2.0; set algorithm.cue.alpha=0.8 \(default\) or another value >= 0$",
+    ),
     ({"cue": {"epsilon": 1.5}}, r"algorithm.cue.epsilon must be <= 1.0"),
     ({"cue": {"rho": 0}}, r"algorithm.cue.rho must be > 0.0"),
     ({"cue": {"epsilon": 0}}, r"algorithm.cue.epsilon must be > 0.0, got 0.0; set algorithm.cue.epsilon=0.5"),

@@ -78,7 +78,11 @@ def test_other_tokenizers_use_their_own_decode():
     assert byte_level_table(wl) is None
     dec = BatchDecoder(wl)
     rows = [np.array([4, 5, 6]), np.array([1, 0, 2])]
-    assert dec(rows) == wl.batch_decode([r.tolist() for r in rows], skip_special_tokens=True) == ["answer is 7", "case one"]
+    assert (
+        dec(rows)
+        == wl.batch_decode([r.tolist() for r in rows], skip_special_tokens=True)
+        == ["answer is 7", "case one"]
+    )
 
 
 def test_nested_rows_views_a_jagged_column_row_by_row():

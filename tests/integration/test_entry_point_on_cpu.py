@@ -5,8 +5,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 PROBE = textwrap.dedent(
     """
     import sys
@@ -51,7 +49,10 @@ def test_reimport_by_file_path_keeps_a_single_registration(caplog):
     # said at WARNING level (verl swallows a plugin's exceptions at DEBUG).
     with caplog.at_level("WARNING", logger="verl_focal.integration.registration"):
         spec.loader.exec_module(copy)
-    assert "'f_grpo' is already registered to verl_focal.integration.estimators_focal.compute_f_grpo_advantage" in caplog.text
+    assert (
+        "'f_grpo' is already registered to verl_focal.integration.estimators_focal.compute_f_grpo_advantage"
+        in caplog.text
+    )
     assert "estimators_focal_copy.compute_f_grpo_advantage is NOT registered" in caplog.text
     assert core_algos.get_adv_estimator_fn("f_grpo") is mod.compute_f_grpo_advantage
     assert core_algos.get_adv_estimator_fn("verl_focal.f_grpo") is mod.compute_f_grpo_advantage

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 import torch
 import verl  # noqa: F401  (loads our plugin through the verl.plugins entry point)
-from _reference import make_grouped_batch, reference_advantages
-from _reference_family import passk_rows_reference, unlikely_rows_reference
 from omegaconf import OmegaConf
 from verl import DataProto
 from verl.trainer.ppo import ray_trainer
 from verl.trainer.ppo.ray_trainer import compute_advantage
 
+from _reference import make_grouped_batch, reference_advantages
+from _reference_family import passk_rows_reference, unlikely_rows_reference
 from verl_focal.config.schema import ConfigError, validate_algorithm_config
 from verl_focal.integration.context import use_context
 from verl_focal.integration.rows import OLD_LOG_PROBS, build_context, sequence_log_prob_columns
@@ -111,7 +111,8 @@ def test_unlikely_without_the_hook_refuses_with_a_message():
     rewards, mask, index, _ = _unlikely_batch(0)
     with pytest.raises(
         ConfigError,
-        match=r"unlikely_grpo ranks rollouts by their old log-probs.*no verl-focal trainer hook is active.*verl_focal.main_ppo",
+        match=r"unlikely_grpo ranks rollouts by their old log-probs.*"
+        r"no verl-focal trainer hook is active.*verl_focal.main_ppo",
     ):
         _dispatch(rewards, mask, index, OmegaConf.create({}), "unlikely_grpo")
     ctx = build_context(index, frozenset({OLD_LOG_PROBS}), source="v1-transferqueue")  # hook ran, column absent
@@ -161,7 +162,10 @@ BAD = [
     ({"passk": {"k": 0}}, r"algorithm.passk.k must be >= 1, got 0"),
     ({"passk": {"k": 2.5}}, r"algorithm.passk.k must be an integer, got 2.5"),
     ({"passk": {"k": 1000}}, r"algorithm.passk.k must be <= 512, got 1000"),
-    ({"passk": {"kk": 2}}, r"unknown key\(s\) algorithm.passk.kk \(did you mean 'k'\?\); valid keys under algorithm.passk: \['k'\]"),
+    (
+        {"passk": {"kk": 2}},
+        r"unknown key\(s\) algorithm.passk.kk \(did you mean 'k'\?\); valid keys under algorithm.passk: \['k'\]",
+    ),
     ({"unlikely": {"beta": -0.1}}, r"algorithm.unlikely.beta must be >= 0.0, got -0.1"),
     ({"unlikely": {"beta": 1.5}}, r"algorithm.unlikely.beta must be <= 1.0, got 1.5"),
     ({"unlikely": {"beta": float("nan")}}, r"algorithm.unlikely.beta must be finite"),

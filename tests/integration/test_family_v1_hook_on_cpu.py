@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 import verl  # noqa: F401
+
 from _reference_family import passk_rows_reference, unlikely_rows_reference
 
 

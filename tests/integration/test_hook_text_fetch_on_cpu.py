@@ -9,9 +9,11 @@ correct rollouts of mixed groups; every step logs ``verl_focal/fetch_s``, ``deco
 from __future__ import annotations
 
 import numpy as np
-
+import test_cue_v1_hook_on_cpu
 import verl  # noqa: F401
-from test_cue_v1_hook_on_cpu import _put, _trainer, cue_corpus, tokenizer  # noqa: F401  (fixture)
+from test_cue_v1_hook_on_cpu import _put, _trainer, cue_corpus
+
+tokenizer = test_cue_v1_hook_on_cpu.tokenizer  # the module-scoped fixture, shared by re-binding it here
 
 
 def _rows():
@@ -70,7 +72,9 @@ def test_f_grpo_logs_fetch_and_advantage_time_but_reads_no_text(transfer_queue, 
     metrics: dict = {}
     trainer._compute_advantage(meta, metrics)
     assert metrics["verl_focal/fetch_s"] > 0.0 and metrics["verl_focal/advantage_s"] > 0.0
-    assert "verl_focal/decode_s" not in metrics and "verl_focal/prepare_s" not in metrics  # nothing to decode or prepare
+    assert (
+        "verl_focal/decode_s" not in metrics and "verl_focal/prepare_s" not in metrics
+    )  # nothing to decode or prepare
 
 
 class _CountingTokenizer:

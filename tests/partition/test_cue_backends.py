@@ -5,11 +5,10 @@ from __future__ import annotations
 import random
 import sys
 
+import cue_corpus
 import pytest
 
-import cue_corpus
-from verl_focal.partition.cues import Extractor, hyperscan_available, load_catalogue, signature
-from verl_focal.partition.cues import engine
+from verl_focal.partition.cues import Extractor, engine, hyperscan_available, load_catalogue, signature
 
 CAT = load_catalogue("math_v1")
 needs_hs = pytest.mark.skipif(not hyperscan_available(), reason="Hyperscan not installed (x86-only wheels)")

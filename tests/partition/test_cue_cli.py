@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import cue_corpus
+
 from verl_focal.cli import main
 
 

@@ -8,10 +8,10 @@ import re
 import subprocess
 import sys
 
+import cue_corpus
 import numpy as np
 import pytest
 
-import cue_corpus
 from verl_focal.partition import get_partitioner, list_partitioners
 from verl_focal.partition.cues import format_signature, parse_signature, signature
 from verl_focal.partition.graph import bag_of_cues, cluster_sequences, cosine_components, suppress_common
@@ -107,7 +107,9 @@ def test_signature_format_roundtrip_and_errors():
         parse_signature("cw.bin")
 
 
-@pytest.mark.parametrize("kw,match", [(dict(epsilon=0), "epsilon"), (dict(rho=1.5), "rho"), (dict(cue_set="nope"), "cue_set")])
+@pytest.mark.parametrize(
+    "kw,match", [(dict(epsilon=0), "epsilon"), (dict(rho=1.5), "rho"), (dict(cue_set="nope"), "cue_set")]
+)
 def test_bad_kwargs_are_named(kw, match):
     with pytest.raises(ValueError, match=match):
         get_partitioner("strategy_cue", **kw)

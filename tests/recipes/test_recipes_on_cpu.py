@@ -12,7 +12,7 @@ import os
 import re
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -44,7 +44,7 @@ def overrides_of(script: str, *args: str, **env: str) -> list[str]:
 DEFAULTS_OVERRIDE = "+recipe=deepscaler"  # the only override that changes Hydra's defaults list
 
 
-@lru_cache(maxsize=None)
+@cache
 def _base():
     from verl_focal.main_ppo import compose_config
 
@@ -58,7 +58,7 @@ def full_compose(overrides: list[str]):
     return compose_config(list(overrides))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compose(overrides: tuple[str, ...]):
     """Fast equivalent of :func:`full_compose`: Hydra composes the defaults list once, then applies
     the remaining overrides with its own override code (``ConfigLoaderImpl._apply_overrides_to_config``,

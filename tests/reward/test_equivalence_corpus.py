@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from equivalence_corpus import CORPUS, PHYSICS_CLASSES, boxed, cross_pairs
 
 from verl_focal.reward import compute_score
-
-from equivalence_corpus import CORPUS, PHYSICS_CLASSES, boxed, cross_pairs
 
 MATH = "verl_focal/deepscaler"
 SYMMETRIC = [c for c in CORPUS if c not in ("accepted_forms", "integers")]

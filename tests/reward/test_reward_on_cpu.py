@@ -224,7 +224,10 @@ def test_cue_signature_matches_partitioner():
     assert out["cue_sig"].startswith("math_v1:")
     # from a verl reward thread too (the scorer runs the signature in the calling thread)
     with cf.ThreadPoolExecutor(max_workers=1) as ex:
-        assert ex.submit(compute_score, MATH, text, "2", cue_set="math_v1").result(timeout=120)["cue_sig"] == out["cue_sig"]
+        assert (
+            ex.submit(compute_score, MATH, text, "2", cue_set="math_v1").result(timeout=120)["cue_sig"]
+            == out["cue_sig"]
+        )
 
 
 def test_unknown_cue_set_is_a_configuration_error():

@@ -68,7 +68,7 @@ def test_reinforce_update_is_eta_times_autograd_of_log_objective():
 
 
 def test_batch_form_matches_spec_formula_and_autograd():
-    """Spec §4: dz_i = (eta/N) p_i (R_i - S_R) if sampled, -(eta/N) S_R p_i otherwise."""
+    """docs/methods.md §4 (batch form): dz_i = (eta/N) p_i (R_i - S_R) if sampled, -(eta/N) S_R p_i otherwise."""
     z, correct = _policy(2)
     k, n, eta = z.numel(), len(SAMPLES), 0.2
     pi = torch.softmax(z, -1)

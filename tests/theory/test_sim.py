@@ -28,7 +28,7 @@ def test_initial_policy_matches_paper_numbers():
     pi /= pi.sum()
     z_total = math.exp(5) + 9999 * math.exp(3) + 118_000
     assert pi[:10_000].sum() == pytest.approx((math.exp(5) + 9999 * math.exp(3)) / z_total, rel=1e-12)
-    assert pi[:10_000].sum() == pytest.approx(0.63, abs=0.005)  # spec: Q_pos ~ 0.63
+    assert pi[:10_000].sum() == pytest.approx(0.63, abs=0.005)  # docs/methods.md §4: Q_pos ~ 0.63
     assert pi[1] == pytest.approx(math.exp(3) / z_total, rel=1e-12)  # ~6.3e-5: tau of docs/methods.md §3
     assert pi[1] == pytest.approx(6.3e-5, rel=0.01)
 

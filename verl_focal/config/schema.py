@@ -148,10 +148,13 @@ class JudgeConfig:
                 "not the key itself; put the key in that variable and give its name"
             )
         if not self.fallback:
-            raise ConfigError(f"{prefix}.fallback is empty; name a partitioner such as strategy_cue, single or singleton")
+            raise ConfigError(
+                f"{prefix}.fallback is empty; name a partitioner such as strategy_cue, single or singleton"
+            )
         if self.fallback == "judge":
             raise ConfigError(
-                f"{prefix}.fallback='judge': the fallback must not be the judge itself; use strategy_cue, single or singleton"
+                f"{prefix}.fallback='judge': the fallback must not be the judge itself; "
+                "use strategy_cue, single or singleton"
             )
 
 
@@ -167,8 +170,14 @@ class CueConfig:
         "Rarity exponent α: w_i ∝ |C(i)|^(−α). 0 = GRPO; 1 gives every cluster equal total credit.", min=0.0))
     epsilon: float = field(default=0.5, metadata=_doc(
         "Cosine-similarity threshold ε for an edge between two cue vectors.", min_exclusive=0.0, max=1.0))
-    rho: float = field(default=0.75, metadata=_doc(
-        "Cues present in more than this fraction of a group's correct traces are suppressed.", min_exclusive=0.0, max=1.0))
+    rho: float = field(
+        default=0.75,
+        metadata=_doc(
+            "Cues present in more than this fraction of a group's correct traces are suppressed.",
+            min_exclusive=0.0,
+            max=1.0,
+        ),
+    )
     clip: list = field(default_factory=lambda: [0.3, 3.0], metadata=_doc(
         "[min, max] clip of the multipliers before renormalisation; null disables clipping."))
     renormalize: bool = field(default=True, metadata=_doc(

@@ -60,7 +60,9 @@ def _user_text(value: Any) -> str | None:
     return None
 
 
-def ifeval_rows(records: list[dict], *, source: str, system_prompt: str, prompt_style: str) -> tuple[list[dict], Counter]:
+def ifeval_rows(
+    records: list[dict], *, source: str, system_prompt: str, prompt_style: str
+) -> tuple[list[dict], Counter]:
     """verl rows (data_source ``verl_focal/ifeval``) and the dropped-row counts."""
     from verl_focal.ood.ifeval import IFEvalGroundTruthError, parse_ground_truth
 

@@ -8,8 +8,9 @@ install is reported as skipped, never silently dropped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["Arm", "DEFAULT_ARMS", "EXTRA_ARMS", "REFERENCE_ARM", "arms_by_name"]
 

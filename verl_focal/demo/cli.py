@@ -38,20 +38,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="smoke run (<= 60 s): one seed, 2 RL steps per arm")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cpu: the default CPU run; cuda: the scaled-up configuration (bigger model, more steps)")
-    parser.add_argument("--out", default="outputs/demo", help="output folder for report.md, results.json and plots (default: outputs/demo)")
-    parser.add_argument("--seeds", nargs="+", default=None, metavar="SEED",
-                        help="RL seeds: numbers and/or inclusive ranges, e.g. 0-19 or 1000-1019 (default 0-19; quick: 0)")
+    parser.add_argument(
+        "--out",
+        default="outputs/demo",
+        help="output folder for report.md, results.json and plots (default: outputs/demo)",
+    )
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        default=None,
+        metavar="SEED",
+        help="RL seeds: numbers and/or inclusive ranges, e.g. 0-19 or 1000-1019 (default 0-19; quick: 0)",
+    )
     parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                         help="wall-clock budget: seeds run in the given order and no new seed starts once the "
                              "estimate says it would finish late (more seeds = narrower intervals)")
-    parser.add_argument("--jobs", type=int, default=None, help="worker processes for the RL runs (default: min(2, CPUs))")
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="worker processes for the RL runs (default: min(2, CPUs))"
+    )
     parser.add_argument("--arms", nargs="+", default=None, metavar="ARM",
                         help="arms by name, or 'default' / 'all' (all adds GRPO N=2 and N=32)")
-    parser.add_argument("--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch CPU threads per process (default 1: with two worker processes on 2 cores, one each)")
-    parser.add_argument("--replicate", nargs=2, default=None, metavar="DIR",
-                        help="compare the claims of two finished runs (folders or results.json files) and print which hold")
+    parser.add_argument(
+        "--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads per process (default 1: with two worker processes on 2 cores, one each)",
+    )
+    parser.add_argument(
+        "--replicate",
+        nargs=2,
+        default=None,
+        metavar="DIR",
+        help="compare the claims of two finished runs (folders or results.json files) and print which hold",
+    )
     parser.add_argument("--no-progress", action="store_true", help="disable the tqdm progress bar")
 
 
@@ -65,7 +87,7 @@ def _check_complete(results: dict, paths: dict[str, str]) -> list[str]:
             problems.append(f"{r['arm']} seed {r['seed']}: no RL step recorded")
         if not all(math.isfinite(h["loss"]) for h in r["history"]):
             problems.append(f"{r['arm']} seed {r['seed']}: non-finite loss")
-    for name, p in paths.items():
+    for p in paths.values():
         if not os.path.isfile(p) or os.path.getsize(p) == 0:
             problems.append(f"report file missing or empty: {p}")
     return problems
@@ -92,8 +114,16 @@ def _replicate(paths: list[str]) -> int:
         return 2
     overlap = sorted(set(s1) & set(s2))
     if overlap:
-        print(f"verl-focal demo: warning: the two runs share seeds {overlap}; a replication needs disjoint seed sets", file=sys.stderr)
-    print(f"run 1: {paths[0]} (seeds {s1[0]}..{s1[-1]}, {len(s1)}); run 2: {paths[1]} (seeds {s2[0]}..{s2[-1]}, {len(s2)})" if s1 and s2 else "")
+        print(
+            f"verl-focal demo: warning: the two runs share seeds {overlap}; a replication needs disjoint seed sets",
+            file=sys.stderr,
+        )
+    print(
+        f"run 1: {paths[0]} (seeds {s1[0]}..{s1[-1]}, {len(s1)}); "
+        f"run 2: {paths[1]} (seeds {s2[0]}..{s2[-1]}, {len(s2)})"
+        if s1 and s2
+        else ""
+    )
     print("\n".join(replication_markdown(c1, c2)))
     return 0
 

@@ -19,8 +19,9 @@ import math
 import os
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -206,7 +207,9 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
         if estimator_available(arm.estimator):
             arms.append(arm)
         else:  # reported in results.json and report.md, never silently dropped
-            skipped.append({"arm": arm.name, "reason": f"advantage estimator {arm.estimator!r} is not registered in this install"})
+            skipped.append(
+                {"arm": arm.name, "reason": f"advantage estimator {arm.estimator!r} is not registered in this install"}
+            )
             log(f"verl-focal demo: skipping arm {arm.name!r}: estimator {arm.estimator!r} is not registered")
     bar = progress_factory(cfg.sft_steps + cfg.rl_steps * len(arms) * len(cfg.seeds)) if progress_factory else None
 

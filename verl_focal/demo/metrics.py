@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy.special import gammaln, xlogy
@@ -32,7 +32,22 @@ from verl_focal.demo.task import STRATEGIES, Problem, solutions
 from verl_focal.eval import auc_at_k as _auc_at_k
 from verl_focal.eval import pass_at_k as _pass_at_k
 
-__all__ = ["CorrectSet", "correct_set", "exact_pass_curve", "exact_auc", "group_strategy_stats", "answer_logprobs", "strategy_mass", "pass_curve", "auc_curve", "sample_counts", "retained_mass", "RareSet", "build_rare_set", "delta_nll"]
+__all__ = [
+    "CorrectSet",
+    "correct_set",
+    "exact_pass_curve",
+    "exact_auc",
+    "group_strategy_stats",
+    "answer_logprobs",
+    "strategy_mass",
+    "pass_curve",
+    "auc_curve",
+    "sample_counts",
+    "retained_mass",
+    "RareSet",
+    "build_rare_set",
+    "delta_nll",
+]
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,25 @@ by teacher forcing (cross-entropy on the answer tokens only).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
 from verl_focal.demo.task import Problem
 
-__all__ = ["CHARS", "build_tokenizer", "ModelSpec", "build_model", "encode_prompts", "encode_pairs", "sequence_logprob", "sft", "PROMPT_LEN", "RESPONSE_LEN"]
+__all__ = [
+    "CHARS",
+    "build_tokenizer",
+    "ModelSpec",
+    "build_model",
+    "encode_prompts",
+    "encode_pairs",
+    "sequence_logprob",
+    "sft",
+    "PROMPT_LEN",
+    "RESPONSE_LEN",
+]
 
 CHARS = "0123456789abcdef+-*TD="
 PROMPT_LEN = 6  # <bos> + 5 prompt characters
@@ -118,7 +129,9 @@ def sequence_logprob(model, input_ids: torch.Tensor, mask: torch.Tensor, chunk: 
     return torch.cat(out) if out else torch.zeros(0)
 
 
-def sft(model, tokenizer, pairs: Sequence[tuple[Problem, str]], steps: int, batch: int, lr: float, seed: int, progress=None) -> list[float]:
+def sft(
+    model, tokenizer, pairs: Sequence[tuple[Problem, str]], steps: int, batch: int, lr: float, seed: int, progress=None
+) -> list[float]:
     """Supervised fine-tuning by teacher forcing; returns the loss per step.
 
     Loss: mean over answer tokens of −log π(y_t | prompt, y_<t) (AdamW, constant lr).
@@ -134,7 +147,9 @@ def sft(model, tokenizer, pairs: Sequence[tuple[Problem, str]], steps: int, batc
         idx = torch.randint(0, ids.shape[0], (batch,), generator=g)
         x, m = ids[idx.to(dev)], mask[idx.to(dev)]
         logits = model(input_ids=x).logits[:, :-1].float()
-        nll = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="none")
+        nll = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="none"
+        )
         m1 = m[:, 1:].reshape(-1).float()
         loss = (nll * m1).sum() / m1.sum()
         opt.zero_grad()

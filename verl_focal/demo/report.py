@@ -6,7 +6,8 @@ import json
 import math
 import os
 from collections import OrderedDict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -36,14 +37,14 @@ def _k(d: dict) -> dict[int, float]:
     return {int(k): v for k, v in d.items()}
 
 
-def summarise(results: dict[str, Any]) -> "OrderedDict[str, dict[str, Any]]":
+def summarise(results: dict[str, Any]) -> OrderedDict[str, dict[str, Any]]:
     """Per arm: mean and sample std (ddof=1; NaN with one seed) of every table column and of the pass@k curve."""
-    by_arm: "OrderedDict[str, list[dict]]" = OrderedDict()
+    by_arm: OrderedDict[str, list[dict]] = OrderedDict()
     for r in results["runs"]:
         e = dict(r["eval"])
         e["pass_at_k"] = _k(e["pass_at_k"])
         by_arm.setdefault(r["arm"], []).append(e)
-    out: "OrderedDict[str, dict[str, Any]]" = OrderedDict()
+    out: OrderedDict[str, dict[str, Any]] = OrderedDict()
     for arm, evals in by_arm.items():
         cols = {}
         for title, get in _COLUMNS:
@@ -60,9 +61,9 @@ def summarise(results: dict[str, Any]) -> "OrderedDict[str, dict[str, Any]]":
 _DIAG_KEYS = ("focal/weight_mean_active", "cue/frac_groups_multi_cluster", "cue/clusters_per_group", "cue/w_max")
 
 
-def _diagnostics(results: dict[str, Any]) -> "OrderedDict[str, dict[str, float]]":
+def _diagnostics(results: dict[str, Any]) -> OrderedDict[str, dict[str, float]]:
     """Per arm, the mean of a few estimator step metrics (steps where the estimator reported them)."""
-    out: "OrderedDict[str, dict[str, list]]" = OrderedDict()
+    out: OrderedDict[str, dict[str, list]] = OrderedDict()
     for r in results["runs"]:
         for key in _DIAG_KEYS:
             vals = [h[key] for h in r["history"] if key in h and np.isfinite(h[key])]
@@ -80,7 +81,7 @@ def _fmt(v: float, signed: bool = False) -> str:
 def claims_markdown(claims: Iterable[dict], baseline: str) -> list[str]:
     """Markdown table of the claims against ``baseline``: one row per arm, one cell per metric
     (estimate [95% CI] verdict)."""
-    rows: "OrderedDict[str, dict[str, dict]]" = OrderedDict()
+    rows: OrderedDict[str, dict[str, dict]] = OrderedDict()
     n = {}
     for c in claims:
         if c["baseline"] == baseline:
@@ -99,7 +100,10 @@ def claims_markdown(claims: Iterable[dict], baseline: str) -> list[str]:
             elif c["ci_low"] is None:
                 cells.append(f"{_fmt(c['estimate'], True)} ({c['verdict']})")
             else:
-                cells.append(f"{_fmt(c['estimate'], True)} [{_fmt(c['ci_low'], True)}, {_fmt(c['ci_high'], True)}] **{c['verdict']}**")
+                cells.append(
+                    f"{_fmt(c['estimate'], True)} [{_fmt(c['ci_low'], True)}, {_fmt(c['ci_high'], True)}] "
+                    f"**{c['verdict']}**"
+                )
         out.append(f"| {arm} | {n[arm]} | " + " | ".join(cells) + " |")
     return out
 
@@ -129,13 +133,17 @@ def _markdown(results: dict[str, Any], summary) -> str:
     titles = [t for t, _ in _COLUMNS]
     lines = [f"# verl-focal demo report ({cfg['mode']} mode, device {cfg['device']})", ""]
     if quick:
-        lines += [f"> **{SMOKE_BANNER}.** Tiny SFT, {cfg['rl_steps']} RL steps, one seed: the numbers below say that every "
-                  "stage ran and produced finite values, nothing about GRPO, F-GRPO or Cue-GRPO.", ""]
+        lines += [
+            f"> **{SMOKE_BANNER}.** Tiny SFT, {cfg['rl_steps']} RL steps, one seed: the numbers below say that every "
+            "stage ran and produced finite values, nothing about GRPO, F-GRPO or Cue-GRPO.",
+            "",
+        ]
     arms_line = ", ".join(a["name"] for a in cfg["arms"])
     lines += [
         f"Task: clock arithmetic mod 16 (`A op B` with the given symbol; strategies add/sub/mul); "
         f"{results['problems']['train']} training problems, {results['problems']['held_out']} held-out. SFT prior "
-        f"{cfg['prior']}, {cfg['sft_steps']} SFT steps; RL {cfg['rl_steps']} steps × {cfg['prompts_per_step']} prompts, "
+        f"{cfg['prior']}, {cfg['sft_steps']} SFT steps; "
+        f"RL {cfg['rl_steps']} steps × {cfg['prompts_per_step']} prompts, "
         f"lr {cfg['lr']}. Arms: {arms_line}. Seeds completed: {results.get('seeds_completed', list(cfg['seeds']))}.",
         "pass@k and AUC@256 are exact (the expectation of the unbiased estimator) on the held-out problems. "
         + ("One seed: single values, no spread." if single else "Values: mean ± sample std over seeds."),
@@ -151,7 +159,10 @@ def _markdown(results: dict[str, Any], summary) -> str:
         if single:
             cells = [_fmt(m) for m, _ in (s["columns"][t] for t in titles)]
         else:
-            cells = [f"{_fmt(m)} ± {_fmt(sd)}" if math.isfinite(sd) else _fmt(m) for m, sd in (s["columns"][t] for t in titles)]
+            cells = [
+                f"{_fmt(m)} ± {_fmt(sd)}" if math.isfinite(sd) else _fmt(m)
+                for m, sd in (s["columns"][t] for t in titles)
+            ]
         lines.append(f"| {arm} | " + " | ".join(cells) + " |")
     for sk in results.get("skipped_arms", []):
         lines.append(f"| {sk['arm']} | skipped: {sk['reason']} |" + " |" * (len(titles) - 1))
@@ -163,9 +174,16 @@ def _markdown(results: dict[str, Any], summary) -> str:
     claims = results.get("claims", [])
     ref = "GRPO N=8"
     if claims and not single:
-        lines += ["", f"## Claims (paired by seed, {n_seeds} seeds; 95% Student-t interval of the mean paired difference)", "",
-                  "Estimate = arm − baseline; verdict *better*/*worse* when the interval excludes 0 "
-                  "(ΔNLL_rare: lower is better), else *not detected*.", "", f"Against {ref}:", ""]
+        lines += [
+            "",
+            f"## Claims (paired by seed, {n_seeds} seeds; 95% Student-t interval of the mean paired difference)",
+            "",
+            "Estimate = arm − baseline; verdict *better*/*worse* when the interval excludes 0 "
+            "(ΔNLL_rare: lower is better), else *not detected*.",
+            "",
+            f"Against {ref}:",
+            "",
+        ]
         lines += claims_markdown(claims, ref)
         lines += ["", "Against the base (SFT) policy:", ""]
         lines += claims_markdown(claims, "base (SFT)")
@@ -185,14 +203,17 @@ def _markdown(results: dict[str, Any], summary) -> str:
         "base rollouts; lower = less forgotten); train p(correct) = exact mean probability of a correct answer on the "
         "training problems; rare retained = M_ret over the held-out correct answers outside the base policy's dominant "
         "strategy; mul mass = held-out probability of correct `*` answers (the rare strategy); multi-strategy groups = "
-        "share of training groups with ≥ 2 correct rollouts whose correct rollouts use ≥ 2 strategies (base: exact, N=8); "
+        "share of training groups with ≥ 2 correct rollouts whose correct rollouts use ≥ 2 strategies "
+        "(base: exact, N=8); "
         "entropy = mean token entropy of the last 20% of RL steps.",
         "",
         "![pass@k](pass_at_k.png) ![training accuracy](train_acc.png) ![strategy mass](strategy_mass.png)",
         "",
         f"Wall-clock: {results['seconds']['total']:.0f} s ({results['seconds']['sft_and_base_eval']:.0f} s SFT + base "
-        f"evaluation) with {results.get('jobs', 1)} worker process(es); CPU time {results['seconds'].get('cpu', float('nan')):.0f} s "
-        f"in all, {results['seconds'].get('rl_cpu', float('nan')):.0f} s of it in the RL runs (excluding the parent's `import verl`).",
+        f"evaluation) with {results.get('jobs', 1)} worker process(es); "
+        f"CPU time {results['seconds'].get('cpu', float('nan')):.0f} s "
+        f"in all, {results['seconds'].get('rl_cpu', float('nan')):.0f} s of it in the RL runs "
+        "(excluding the parent's `import verl`).",
     ]
     if results.get("seeds_not_started"):
         lines.append(f"Budget reached: seeds {results['seeds_not_started']} were not started.")
@@ -243,7 +264,9 @@ def _plots(results: dict[str, Any], summary, out_dir: str) -> None:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("RL step")
     ax.set_ylabel("rollout accuracy" + (" (moving mean)" if len(c) >= 10 else ""))
-    ax.set_title(f"Training-rollout accuracy ({'1 seed' if n_seeds == 1 else f'mean over {n_seeds} seeds'}){tag}", fontsize=9)
+    ax.set_title(
+        f"Training-rollout accuracy ({'1 seed' if n_seeds == 1 else f'mean over {n_seeds} seeds'}){tag}", fontsize=9
+    )
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -281,9 +304,15 @@ def write_report(results: dict[str, Any], out_dir: str) -> dict[str, str]:
     def _num(v):
         return v if math.isfinite(v) else None
 
-    results["summary"] = {arm: {"n_seeds": s["n_seeds"], **{t: {"mean": _num(m), "std": _num(sd)} for t, (m, sd) in s["columns"].items()},
-                                "pass_at_k_mean": dict(zip(s["ks"], s["curve_mean"])),
-                                "pass_at_k_std": dict(zip(s["ks"], [_num(v) for v in s["curve_std"]]))} for arm, s in summary.items()}
+    results["summary"] = {
+        arm: {
+            "n_seeds": s["n_seeds"],
+            **{t: {"mean": _num(m), "std": _num(sd)} for t, (m, sd) in s["columns"].items()},
+            "pass_at_k_mean": dict(zip(s["ks"], s["curve_mean"])),
+            "pass_at_k_std": dict(zip(s["ks"], [_num(v) for v in s["curve_std"]])),
+        }
+        for arm, s in summary.items()
+    }
     if results["config"]["mode"] == "quick":
         results["banner"] = SMOKE_BANNER
     paths = {name: os.path.join(out_dir, name) for name in REPORT_FILES}

@@ -17,13 +17,13 @@ One step, for a batch of B training prompts each repeated N times:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from omegaconf import OmegaConf
-
 from verl import DataProto
 from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.ray_trainer import compute_advantage
@@ -36,7 +36,15 @@ from verl_focal.demo.task import Problem, strategy_of, verify
 from verl_focal.integration.context import AdvantageContext, use_context
 from verl_focal.integration.registration import get_spec, register_all
 
-__all__ = ["Arm", "RLConfig", "estimator_available", "decode_responses", "train_rl", "algorithm_config", "strategy_groups"]
+__all__ = [
+    "Arm",
+    "RLConfig",
+    "estimator_available",
+    "decode_responses",
+    "train_rl",
+    "algorithm_config",
+    "strategy_groups",
+]
 
 
 @dataclass(frozen=True)
@@ -114,7 +122,9 @@ def estimator_available(name: str) -> bool:
     return name == "grpo" or name in core_algos.ADV_ESTIMATOR_REGISTRY
 
 
-def train_rl(model, tokenizer, problems: Sequence[Problem], arm: Arm, cfg: RLConfig, seed: int, progress=None) -> list[dict[str, float]]:
+def train_rl(
+    model, tokenizer, problems: Sequence[Problem], arm: Arm, cfg: RLConfig, seed: int, progress=None
+) -> list[dict[str, float]]:
     """Run ``cfg.steps`` RL steps of ``arm`` on ``model`` in place; return per-step metrics."""
     register_all()
     spec = get_spec(arm.estimator)
@@ -142,7 +152,9 @@ def train_rl(model, tokenizer, problems: Sequence[Problem], arm: Arm, cfg: RLCon
 
         rewards = torch.zeros_like(response_mask)
         last = (response_mask.sum(-1).long() - 1).clamp(min=0)
-        rewards[torch.arange(len(acc), device=rewards.device), last] = torch.as_tensor(acc, dtype=rewards.dtype, device=rewards.device)
+        rewards[torch.arange(len(acc), device=rewards.device), last] = torch.as_tensor(
+            acc, dtype=rewards.dtype, device=rewards.device
+        )
         data = DataProto.from_dict(
             tensors={"responses": responses, "response_mask": response_mask, "token_level_rewards": rewards},
             non_tensors={"uid": np.array(uids, dtype=object)},

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 from omegaconf import OmegaConf
-
 from verl import DataProto
 from verl.workers.rollout.hf_rollout import HFRollout
 

@@ -16,8 +16,8 @@ seed) the same formula applies to m_A(s) − m_base.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats as _st
@@ -65,7 +65,8 @@ def t_interval(diffs: Sequence[float], level: float = 0.95) -> tuple[float, floa
 
 
 def verdict(ci_low: float, ci_high: float, higher_is_better: bool) -> str:
-    """``better`` / ``worse`` when the interval excludes 0 (direction by ``higher_is_better``), else ``not detected``."""
+    """``better`` / ``worse`` when the interval excludes 0 (direction by ``higher_is_better``),
+    else ``not detected``."""
     if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
         return NOT_TESTED
     if ci_low > 0:
@@ -77,13 +78,16 @@ def verdict(ci_low: float, ci_high: float, higher_is_better: bool) -> str:
 
 def paired_claim(arm: str, baseline: str, metric: str, a: Mapping[int, float], b: Mapping[int, float] | float,
                  level: float = 0.95) -> Claim:
-    """Claim for ``arm`` vs ``baseline`` from per-seed values ``a`` and ``b`` (a dict by seed, or one number for the base).
+    """Claim for ``arm`` vs ``baseline`` from per-seed values ``a`` and ``b`` (a dict by seed, or one
+    number for the base).
 
     Only seeds present in both are paired; a seed missing from either side is an error (no silent drop).
     """
     if isinstance(b, Mapping):
         if set(a) != set(b):
-            raise ValueError(f"{arm} vs {baseline} on {metric}: seeds differ ({sorted(set(a) ^ set(b))} only on one side)")
+            raise ValueError(
+                f"{arm} vs {baseline} on {metric}: seeds differ ({sorted(set(a) ^ set(b))} only on one side)"
+            )
         diffs = [a[s] - b[s] for s in sorted(a)]
     else:
         diffs = [a[s] - float(b) for s in sorted(a)]

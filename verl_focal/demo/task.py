@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 __all__ = [
     "MODULUS",
@@ -81,7 +81,7 @@ class Problem:
         return f"T{SYMBOLS[self.t]}D{SYMBOLS[self.d]}="
 
     @classmethod
-    def from_prompt(cls, text: str) -> "Problem":
+    def from_prompt(cls, text: str) -> Problem:
         m = _PROMPT_RE.match(text)
         if m is None:
             raise ValueError(f"not a demo prompt: {text!r} (expected e.g. 'T7D3=')")

@@ -13,10 +13,21 @@ from verl_focal.eval.metrics import (
     SignificanceResult,
     auc_at_k,
     default_ks,
+    paired_subsampling_test,
     pass_at_k,
     pass_at_k_curve,
     pass_at_k_matrix,
-    paired_subsampling_test,
 )
 
-from verl_focal.eval.metrics import __all__ as __all__  # one export list, kept in metrics.py
+# the same names as verl_focal.eval.metrics.__all__ (tests/eval/test_metrics.py checks the two agree)
+__all__ = [
+    "DEFAULT_KS",
+    "PassAtKCurve",
+    "SignificanceResult",
+    "auc_at_k",
+    "default_ks",
+    "pass_at_k",
+    "pass_at_k_curve",
+    "pass_at_k_matrix",
+    "paired_subsampling_test",
+]

@@ -10,8 +10,9 @@ temperature 1.0, top-p 1.0, no top-k, response length as trained).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 
 @dataclass(frozen=True)

@@ -63,12 +63,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="generation engine (default vllm; transformers runs on CPU)")
     g.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (paper: 1.0)")
     g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling top-p (paper: 1.0)")
-    g.add_argument("--max-tokens", type=int, default=8192, help="response length as trained (paper: 8192; 4096 for Qwen3-4B-Base)")
+    g.add_argument(
+        "--max-tokens", type=int, default=8192, help="response length as trained (paper: 8192; 4096 for Qwen3-4B-Base)"
+    )
     g.add_argument("--seed", type=int, default=0, help="sampling seed")
-    g.add_argument("--problems-per-call", type=int, help="problems per backend call between flushes (default: 64 vllm/sglang, 1 transformers)")
+    g.add_argument(
+        "--problems-per-call",
+        type=int,
+        help="problems per backend call between flushes (default: 64 vllm/sglang, 1 transformers)",
+    )
     g.add_argument("--batch-size", type=int, default=16, help="transformers: sequences per generate() call")
     g.add_argument("--tp", type=int, default=1, help="vllm/sglang tensor parallel size")
-    g.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vllm/sglang share of GPU memory (default 0.9)")
+    g.add_argument(
+        "--gpu-memory-utilization", type=float, default=0.9, help="vllm/sglang share of GPU memory (default 0.9)"
+    )
     g.add_argument("--max-model-len", type=int, help="vllm/sglang context length (default: the model's)")
     g.add_argument("--limit", type=int, help="only the first N problems")
     g.add_argument("--chat-template-kwargs", default="{}", help='JSON, e.g. \'{"enable_thinking": true}\'')
@@ -79,7 +87,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     s = sub.add_parser("score", help="score a folder of runs and write table, CSV, plot and significance")
     _add_runs_opts(s)
     _add_report_opts(s)
-    s.add_argument("--scorer", default="verl_focal.reward:compute_score", help="module:function with verl's compute_score signature")
+    s.add_argument(
+        "--scorer",
+        default="verl_focal.reward:compute_score",
+        help="module:function with verl's compute_score signature",
+    )
     s.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (0 = in this process)")
     s.add_argument("--timeout-s", type=float, default=10.0, help="time limit per answer (seconds)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -104,7 +116,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     help="with --data: generation engine (default vllm)")
     rs.add_argument("--max-tokens", type=int, default=8192, help="with --data: response length (default 8192)")
     rs.add_argument("--seed", type=int, default=0, help="with --data: sampling seed")
-    rs.add_argument("--batch-size", type=int, default=16, help="with --data and transformers: sequences per generate() call")
+    rs.add_argument(
+        "--batch-size", type=int, default=16, help="with --data and transformers: sequences per generate() call"
+    )
     rs.add_argument("--scorer", default="verl_focal.reward:compute_score",
                     help="module:function with verl's compute_score signature, for unscored samples")
     rs.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (0 = in this process)")
@@ -210,7 +224,7 @@ def _report_from_records(args, runs: dict[str, list[dict]], extra: dict) -> int:
         try:
             counts[name] = count_correct(recs)
         except KeyError as e:
-            raise SystemExit(f"run {name}: {e.args[0]}")
+            raise SystemExit(f"run {name}: {e.args[0]}") from None
     baseline = args.baseline
     _check_baseline(baseline, counts)
     if baseline is None and len(counts) > 1:
@@ -344,7 +358,9 @@ def _cmd_report(args) -> int:
         _print_skips(name, skipped)
         unscored = sum(1 for r in recs if r.get("acc") is None and r.get("score") is None)
         if unscored:
-            raise SystemExit(f"run {name}: {unscored} record(s) have no 'acc'/'score'; run `verl-focal eval score` instead")
+            raise SystemExit(
+                f"run {name}: {unscored} record(s) have no 'acc'/'score'; run `verl-focal eval score` instead"
+            )
         extra["skipped_lines"][name] = skipped["malformed_json"] + skipped["missing_fields"]
         runs[name] = recs
     return _report_from_records(args, runs, extra)
@@ -367,7 +383,11 @@ def _cmd_rare_set(args) -> int:
         from verl_focal.eval.generate import run_generate
 
         samples = out.with_name(out.stem + ".samples.jsonl")
-        bkw = {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype} if args.backend == "transformers" else {"dtype": args.dtype}
+        bkw = (
+            {"batch_size": args.batch_size, "device": args.device, "dtype": args.dtype}
+            if args.backend == "transformers"
+            else {"dtype": args.dtype}
+        )
         run_generate(args.data, args.model, str(samples), args.n, backend=args.backend,
                      sampling=SamplingConfig(1.0, 1.0, args.max_tokens, args.seed),
                      problems_per_call=1 if args.backend == "transformers" else 64, limit=args.limit,
@@ -389,8 +409,15 @@ def _cmd_rare_set(args) -> int:
         raise SystemExit(f"{missing} correct record(s) lack 'prompt_text' (the chat-templated prompt): "
                          f"use files from `verl-focal eval generate`")
     model, tok = load_model(args.model, args.device, args.dtype)
-    nll = response_nll(model, tok, [r["prompt_text"] for r in correct], [r["response"] for r in correct],
-                       max_tokens_per_batch=args.max_tokens_per_batch, device=args.device, progress=not args.no_progress)
+    nll = response_nll(
+        model,
+        tok,
+        [r["prompt_text"] for r in correct],
+        [r["response"] for r in correct],
+        max_tokens_per_batch=args.max_tokens_per_batch,
+        device=args.device,
+        progress=not args.no_progress,
+    )
     rare = select_rare(correct, nll, args.top_frac)
     with open(out, "w", encoding="utf-8") as fh:
         for r in rare:
@@ -409,16 +436,28 @@ def _cmd_rare_nll(args) -> int:
     stats = ReadStats()
     items = list(read_jsonl(args.rare_set, stats))
     if stats.malformed:
-        print(f"skipped {stats.malformed} malformed line(s) in {args.rare_set} (lines {stats.malformed_lines[:5]})", file=sys.stderr)
+        print(
+            f"skipped {stats.malformed} malformed line(s) in {args.rare_set} (lines {stats.malformed_lines[:5]})",
+            file=sys.stderr,
+        )
     bad = [i for i, r in enumerate(items) if not all(k in r for k in ("prompt_text", "response", "base_nll"))]
     if bad:
-        raise SystemExit(f"{args.rare_set}: {len(bad)} item(s) lack prompt_text/response/base_nll (e.g. item {bad[0]}); "
-                         f"make the file with `verl-focal eval rare-set`")
+        raise SystemExit(
+            f"{args.rare_set}: {len(bad)} item(s) lack prompt_text/response/base_nll (e.g. item {bad[0]}); "
+            f"make the file with `verl-focal eval rare-set`"
+        )
     if not items:
         raise SystemExit(f"{args.rare_set}: empty rare set")
     model, tok = load_model(args.model, args.device, args.dtype)
-    nll = response_nll(model, tok, [r["prompt_text"] for r in items], [r["response"] for r in items],
-                       max_tokens_per_batch=args.max_tokens_per_batch, device=args.device, progress=not args.no_progress)
+    nll = response_nll(
+        model,
+        tok,
+        [r["prompt_text"] for r in items],
+        [r["response"] for r in items],
+        max_tokens_per_batch=args.max_tokens_per_batch,
+        device=args.device,
+        progress=not args.no_progress,
+    )
     res = delta_nll_rare([float(r["base_nll"]) for r in items], nll)
     res["model"] = args.model
     res["rare_set"] = args.rare_set

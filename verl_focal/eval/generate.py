@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from verl_focal.eval.backends import BACKENDS, SamplingConfig, request_seed
 from verl_focal.eval.records import existing_counts, repair_tail, write_jsonl_line
@@ -49,18 +50,28 @@ def load_problems(path: str, limit: int | None = None) -> list[dict]:
     if missing:
         raise ValueError(
             f"--data {path}: missing column(s) {missing}; expected verl's RL schema "
-            f"(data_source, prompt [chat list], reward_model.ground_truth, extra_info) as written by `verl-focal prep-data`"
+            f"(data_source, prompt [chat list], reward_model.ground_truth, extra_info) "
+            f"as written by `verl-focal prep-data`"
         )
     rows = []
     for i, row in enumerate(df.itertuples(index=False)):
         if limit is not None and i >= limit:
             break
         messages = _plain(row.prompt)
-        if not (isinstance(messages, list) and messages and all(isinstance(m, dict) and "role" in m and "content" in m for m in messages)):
-            raise ValueError(f"--data {path}: row {i} 'prompt' must be a chat list of {{role, content}} dicts, got {str(messages)[:120]}")
+        if not (
+            isinstance(messages, list)
+            and messages
+            and all(isinstance(m, dict) and "role" in m and "content" in m for m in messages)
+        ):
+            raise ValueError(
+                f"--data {path}: row {i} 'prompt' must be a chat list of {{role, content}} dicts, "
+                f"got {str(messages)[:120]}"
+            )
         rm = _plain(row.reward_model)
         if not isinstance(rm, dict) or "ground_truth" not in rm:
-            raise ValueError(f"--data {path}: row {i} 'reward_model' must be a dict with 'ground_truth', got {str(rm)[:120]}")
+            raise ValueError(
+                f"--data {path}: row {i} 'reward_model' must be a dict with 'ground_truth', got {str(rm)[:120]}"
+            )
         extra = _plain(getattr(row, "extra_info", None)) if "extra_info" in df.columns else None
         rows.append({
             "row": i,
@@ -78,7 +89,9 @@ def chat_texts(tokenizer, problems: Sequence[dict], template_kwargs: dict | None
     if getattr(tokenizer, "chat_template", None) is None:
         raise ValueError("the model's tokenizer has no chat_template; the evaluation prompts are chat lists")
     kw = dict(template_kwargs or {})
-    return [tokenizer.apply_chat_template(p["messages"], add_generation_prompt=True, tokenize=False, **kw) for p in problems]
+    return [
+        tokenizer.apply_chat_template(p["messages"], add_generation_prompt=True, tokenize=False, **kw) for p in problems
+    ]
 
 
 def _check_meta(out: Path, meta: dict, resume: bool) -> None:
@@ -94,13 +107,16 @@ def _check_meta(out: Path, meta: dict, resume: bool) -> None:
     side.write_text(json.dumps(meta, indent=1, sort_keys=True))
 
 
+DEFAULT_SAMPLING = SamplingConfig()  # frozen, so one shared default instance is safe
+
+
 def run_generate(
     data: str,
     model: str,
     out: str,
     n: int,
     backend: str = "transformers",
-    sampling: SamplingConfig = SamplingConfig(),
+    sampling: SamplingConfig = DEFAULT_SAMPLING,
     problems_per_call: int = 1,
     limit: int | None = None,
     overwrite: bool = False,

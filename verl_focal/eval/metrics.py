@@ -15,8 +15,9 @@ Formulas (docs/methods.md §8):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,7 +49,9 @@ def _as_int_array(x, name: str) -> np.ndarray:
         raise TypeError(f"{name} must hold integers, got booleans; pass counts (e.g. correct.sum(axis=1))")
     if a.dtype.kind == "f":
         if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
-            raise ValueError(f"{name} must hold whole numbers, got non-integral values such as {a[a != np.round(a)][:3]}")
+            raise ValueError(
+                f"{name} must hold whole numbers, got non-integral values such as {a[a != np.round(a)][:3]}"
+            )
         a = a.astype(np.int64)
     elif a.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {a.dtype}")

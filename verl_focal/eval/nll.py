@@ -9,7 +9,7 @@ token budget, so padding waste stays small; results come back in the input order
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def _batches_by_length(lengths: Sequence[int], max_tokens: int, max_batch: int) -> list[list[int]]:

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -205,7 +206,9 @@ def count_correct(records: Iterable[dict]) -> ProblemCounts:
         uid = str(rec["uid"])
         ds = str(rec.get("data_source", "unknown"))
         if src.setdefault(uid, ds) != ds:
-            raise ValueError(f"problem uid {uid!r} appears with two data sources ({src[uid]!r}, {ds!r}); uids must be unique")
+            raise ValueError(
+                f"problem uid {uid!r} appears with two data sources ({src[uid]!r}, {ds!r}); uids must be unique"
+            )
         n[uid] += 1
         c[uid] += int(is_correct(rec))
     uids = sorted(n)

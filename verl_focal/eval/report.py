@@ -21,9 +21,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -227,9 +227,11 @@ def render_table(report: Report) -> str:
     foot = []
     if report.baseline is not None:
         ms = sorted({s.m for s in report.significance})
-        foot.append(f"† p < {report.alpha} vs {report.baseline} (paired m-out-of-n subsampling, m = "
-                    f"{'/'.join(map(str, ms)) or '-'}, {report.significance[0].iterations if report.significance else 0} "
-                    f"iterations; tested for k <= m).")
+        foot.append(
+            f"† p < {report.alpha} vs {report.baseline} (paired m-out-of-n subsampling, m = "
+            f"{'/'.join(map(str, ms)) or '-'}, {report.significance[0].iterations if report.significance else 0} "
+            f"iterations; tested for k <= m)."
+        )
     foot += average_notes(report)
     foot += report.notes
     return "\n".join(lines + [""] + foot) + "\n"
@@ -253,7 +255,11 @@ def average_notes(report: Report) -> list[str]:
 
 def write_csv(report: Report, path: Path) -> None:
     all_ks = sorted({k for r in report.results for k in r.curve})
-    cols = ["run", "benchmark", "domain", "problems", "samples_min"] + [f"pass@{k}" for k in all_ks] + [f"auc@{K}" for K in AUC_KS]
+    cols = (
+        ["run", "benchmark", "domain", "problems", "samples_min"]
+        + [f"pass@{k}" for k in all_ks]
+        + [f"auc@{K}" for K in AUC_KS]
+    )
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(cols)
@@ -271,8 +277,14 @@ def write_csv(report: Report, path: Path) -> None:
                 if any(r is None for r in rs):
                     continue
                 row = [run, f"avg-{d}", d, sum(r.problems for r in rs), min(r.samples_min for r in rs)]
-                row += [f"{100 * np.mean([r.curve[k] for r in rs]):.4f}" if all(k in r.curve for r in rs) else "" for k in all_ks]
-                row += [f"{100 * np.mean([r.auc[K] for r in rs]):.4f}" if all(K in r.auc for r in rs) else "" for K in AUC_KS]
+                row += [
+                    f"{100 * np.mean([r.curve[k] for r in rs]):.4f}" if all(k in r.curve for r in rs) else ""
+                    for k in all_ks
+                ]
+                row += [
+                    f"{100 * np.mean([r.auc[K] for r in rs]):.4f}" if all(K in r.auc for r in rs) else ""
+                    for K in AUC_KS
+                ]
                 w.writerow(row)
 
 

@@ -21,7 +21,8 @@ import logging
 import multiprocessing
 import signal
 from collections import Counter
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 DEFAULT_SCORER = "verl_focal.reward:compute_score"
 
@@ -45,7 +46,9 @@ def load_scorer(path: str) -> Callable:
     try:
         fn = getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError) as e:
-        raise ValueError(f"--scorer {path!r}: cannot import ({e}); expected 'module:function', e.g. {DEFAULT_SCORER}") from e
+        raise ValueError(
+            f"--scorer {path!r}: cannot import ({e}); expected 'module:function', e.g. {DEFAULT_SCORER}"
+        ) from e
     if not callable(fn):
         raise ValueError(f"--scorer {path!r} is not callable")
     return fn

@@ -37,7 +37,9 @@ from verl_focal.grading.normalise import canonical, gold_alternatives, matching,
 from verl_focal.grading.numeric import NumericPolicy, numbers_match
 from verl_focal.grading.units import split_marked_unit, split_quantity, units_compatible
 
-_TRAILING_MARKUP = regex.compile(r"(?:\s|\\[,;:! ]|~)*\\(?:text|mathrm|textrm|mbox|operatorname)\s*\{[^{}]*\}(?:\^\{?-?\d+\}?)?\s*$")
+_TRAILING_MARKUP = regex.compile(
+    r"(?:\s|\\[,;:! ]|~)*\\(?:text|mathrm|textrm|mbox|operatorname)\s*\{[^{}]*\}(?:\^\{?-?\d+\}?)?\s*$"
+)
 _MAX_SYMPY_CHARS = 400
 
 
@@ -129,7 +131,9 @@ def split_top_level(text: str) -> tuple[str, list[str]] | None:
     return brackets, [x.strip() for x in items]
 
 
-_ASSIGNED = regex.compile(r"^\\?[A-Za-z]+(?:_\{?[A-Za-z0-9,]+\}?)?(?:\^\{?[A-Za-z0-9*']+\}?)?\s*(?:=|\\approx)\s*(?=\S)")
+_ASSIGNED = regex.compile(
+    r"^\\?[A-Za-z]+(?:_\{?[A-Za-z0-9,]+\}?)?(?:\^\{?[A-Za-z0-9*']+\}?)?\s*(?:=|\\approx)\s*(?=\S)"
+)
 
 
 def _rhs_of_assignment(text: str, other: str) -> str:

@@ -38,13 +38,19 @@ _POWER_NO_BRACE = regex.compile(r"10\^\s*([+-]?\d+)")
 _POWER_PAREN = regex.compile(r"10\^\s*\(\s*([+-]?\d+)\s*\)")
 _ONE_CHAR_SCRIPT = regex.compile(r"([_^])\{\s*([A-Za-z0-9])\s*\}")
 _CIRC_BRACED = regex.compile(r"\^\s*\{\s*\\circ\s*\}")
-_ANSWER_PREFIX = regex.compile(r"^(?:\\text\s*\{\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*:?\s*\}?\s*", flags=regex.IGNORECASE)
+_ANSWER_PREFIX = regex.compile(
+    r"^(?:\\text\s*\{\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*:?\s*\}?\s*", flags=regex.IGNORECASE
+)
 _LEADING_APPROX = regex.compile(r"^\s*(?:\\approx|\\simeq|\\sim|≈|~)\s*")
 _TRAILING_PUNCT = regex.compile(r"[\s.;,]+$")
 
-_CODE_HINT = regex.compile(r"\b(?:np|numpy|math|sympy|sp|cmath)\.|\*|(?<![\\A-Za-z])pi(?![A-Za-z])|(?<![\\A-Za-z])(?:sqrt|a?(?:rc)?(?:sin|cos|tan)h?|exp|log(?:10|2)?|ln|abs)\(")
+_CODE_HINT = regex.compile(
+    r"\b(?:np|numpy|math|sympy|sp|cmath)\.|\*|(?<![\\A-Za-z])pi(?![A-Za-z])|(?<![\\A-Za-z])(?:sqrt|a?(?:rc)?(?:sin|cos|tan)h?|exp|log(?:10|2)?|ln|abs)\("
+)
 _MODULE_PREFIX = regex.compile(r"\b(?:np|numpy|math|sympy|sp|cmath)\.")
-_CODE_FUNC = regex.compile(r"(?<![\\A-Za-z])(sqrt|arcsinh|arccosh|arctanh|arcsin|arccos|arctan|asinh|acosh|atanh|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|exp|log10|log2|log|ln|abs)\(")
+_CODE_FUNC = regex.compile(
+    r"(?<![\\A-Za-z])(sqrt|arcsinh|arccosh|arctanh|arcsin|arccos|arctan|asinh|acosh|atanh|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|exp|log10|log2|log|ln|abs)\("
+)
 _CODE_PI = regex.compile(r"(?<![\\A-Za-z])pi(?![A-Za-z])")
 _TRIG_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "sinh^{-1}", "acosh": "cosh^{-1}",
                "atanh": "tanh^{-1}", "arcsinh": "sinh^{-1}", "arccosh": "cosh^{-1}", "arctanh": "tanh^{-1}"}

@@ -13,8 +13,9 @@ fraction) or as a *decimal* (a decimal point or a power of ten: a rounded measur
 * an exact fraction against a decimal -> the decimal must be the fraction correctly rounded, with
   at least 3 significant figures (``0.333`` for 1/3, not ``0.3`` or ``0.334``);
 * otherwise -> ``|p - g| <= min(rel_tol * |g|, ulp(g) / 2)``, where ``ulp(g)`` is one unit in the
-  last digit the reference writes, so no digit the reference states may differ (rel_tol default 1e-4, the relative tolerance of the
-  Qwen2.5-Math / DeepSeek-Math / ToRA ``math_equal`` graders, also in verl's ``prime_math``); and,
+  last digit the reference writes, so no digit the reference states may differ (rel_tol default
+  1e-4, the relative tolerance of the Qwen2.5-Math / DeepSeek-Math / ToRA ``math_equal`` graders,
+  also in verl's ``prime_math``); and,
   with ``sig_figs=True``, a prediction that rounds to the reference at the reference's number of
   significant figures also passes (``2.998e8`` for ``3.0\times10^{8}``).
 

@@ -39,7 +39,9 @@ _MARKUP = r"\\(?:text|mathrm|textrm|mbox|rm|operatorname|textnormal|textup|mathi
 _DEGREE = r"(?:\^\s*\\circ|\^\s*\{\s*\\circ\s*\}|\\circ|°|\\degree)"
 _SCRIPT = r"(?:\^\s*(?:\{\s*[+-]?\s*\d+\s*\}|[+-]?\d))"
 _GREEK_UNIT = r"(?:\\mu|\\Omega|\\AA|\\ohm)"
-_ATOM_END = regex.compile(rf"(?:{_MARKUP}{_SCRIPT}?|{_DEGREE}|{_GREEK_UNIT}[A-Za-z]*{_SCRIPT}?|(?<![A-Za-z\\])([A-Za-z]+){_SCRIPT}?)$")
+_ATOM_END = regex.compile(
+    rf"(?:{_MARKUP}{_SCRIPT}?|{_DEGREE}|{_GREEK_UNIT}[A-Za-z]*{_SCRIPT}?|(?<![A-Za-z\\])([A-Za-z]+){_SCRIPT}?)$"
+)
 _SEP_END = regex.compile(r"(?:\s+|\\[,;:! ]|~|/|\\cdot|\*)$")
 _SPACE_BEFORE = regex.compile(r"(?:\s|\\[,;:! ]|~)$")
 _KEY_DROP = regex.compile(r"\\(?:text|mathrm|textrm|mbox|rm|operatorname|textnormal|textup|mathit)\s*|[{}]")

@@ -16,8 +16,9 @@ both ways and, on any difference, switches to the tokenizer for good (counted in
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["when_imported"]
 

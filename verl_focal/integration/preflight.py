@@ -51,7 +51,6 @@ def check_estimator_name(est: Any) -> None:
 def check_partitioner(cue: Any) -> None:
     """Resolve ``algorithm.cue.partitioner`` and check its kwargs, before any step (no network)."""
     from verl_focal.partition.base import check_partitioner_kwargs, resolve_partitioner
-
     from verl_focal.partition.cues import get_extractor
 
     target = resolve_partitioner(cue.partitioner)

@@ -44,11 +44,11 @@ from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
 from verl_focal.integration.rows import (
+    OLD_LOG_PROBS,
     SIGNATURE_EXTRA,
     as_list,
     build_context,
     last_user_text,
-    OLD_LOG_PROBS,
     nested_rows,
     reward_extra_info_of,
     sequence_log_prob_columns,

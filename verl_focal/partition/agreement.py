@@ -92,7 +92,7 @@ def agreement(judge, other, groups: list[tuple[str | None, list[str]]]) -> dict[
     handle.result()
     rows, aris, reasons = [], [], {}
     m_judge, m_other = [], []
-    for i, ((problem, sols), out, lab) in enumerate(zip(groups, handle.outcomes(), other_labels)):
+    for i, ((_problem, sols), out, lab) in enumerate(zip(groups, handle.outcomes(), other_labels)):
         row: dict[str, Any] = {"group": i, "n": len(sols), "source": out.source, "other": list(lab)}
         if len(sols) < 2:
             row["skipped"] = "fewer than 2 solutions"

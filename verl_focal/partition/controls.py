@@ -36,7 +36,9 @@ class RandomClusterPartitioner(Partitioner):
     and under every ``PYTHONHASHSEED``, and different groups get independent draws.
     """
 
-    def __init__(self, reference: str = "strategy_cue", seed: int = 0, match: str = "count", **reference_kwargs) -> None:
+    def __init__(
+        self, reference: str = "strategy_cue", seed: int = 0, match: str = "count", **reference_kwargs
+    ) -> None:
         from verl_focal.partition.base import get_partitioner
 
         if reference == "random":

@@ -12,7 +12,7 @@ Pure numpy/scipy.  Given one group's cue sequences:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.sparse import csr_matrix

@@ -4,5 +4,7 @@ Imported in every verl process through ``VERL_USE_EXTERNAL_MODULES=verl_cpu_back
 (read by ``verl/__init__.py``), with ``VERL_PLATFORM=cpu``.  Not a user feature.
 """
 
-from . import platform  # noqa: F401  (registers the "cpu" platform)
-from . import rollout  # noqa: F401  (registers the "hf_cpu" rollout)
+from . import (
+    platform,  # noqa: F401  (registers the "cpu" platform)
+    rollout,  # noqa: F401  (registers the "hf_cpu" rollout)
+)

@@ -38,11 +38,11 @@ import asyncio
 import json
 import logging
 import os
-from typing import Any, Generator, Optional
+from collections.abc import Generator
+from typing import Any
 
 import ray
 import torch
-
 from verl.utils.config import omega_conf_to_dataclass
 from verl.workers.config import HFModelConfig, RolloutConfig
 from verl.workers.rollout.base import _ROLLOUT_REGISTRY, BaseRollout
@@ -85,7 +85,7 @@ class HFCpuServer:
             self.model_config.local_path, dtype=torch.float32, attn_implementation="sdpa"
         )
         self.model.eval()
-        self.global_steps: Optional[int] = None
+        self.global_steps: int | None = None
         self.weight_updates = 0
         self.requests = 0
         self._seed = int(self.config.seed if self.config.seed is not None else 0) * 1000 + replica_rank
@@ -96,7 +96,7 @@ class HFCpuServer:
         self._stats_path = os.path.join(stats_dir, f"server_{replica_rank}.jsonl") if stats_dir else None
 
     # -- weights -------------------------------------------------------------------
-    async def update_weights(self, state_dict: dict[str, torch.Tensor], global_steps: Optional[int] = None) -> int:
+    async def update_weights(self, state_dict: dict[str, torch.Tensor], global_steps: int | None = None) -> int:
         """Load a full state dict sent by the actor; every model key must be present."""
         async with self._lock:
             own = self.model.state_dict()
@@ -173,8 +173,8 @@ class HFCpuServer:
         prompt_ids: list[int],
         sampling_params: dict[str, Any],
         request_id: str,
-        image_data: Optional[list[Any]] = None,
-        video_data: Optional[list[Any]] = None,
+        image_data: list[Any] | None = None,
+        video_data: list[Any] | None = None,
         **kwargs: Any,
     ) -> TokenOutput:
         """Token-in/token-out generation (the call ``LLMServerClient.generate`` makes)."""
@@ -271,7 +271,7 @@ class HFCpuServerAdapter(BaseRollout):
         self,
         weights: Generator[tuple[str, torch.Tensor], None, None],
         wire_format: str = "named_tensors",
-        global_steps: Optional[int] = None,
+        global_steps: int | None = None,
         **kwargs,
     ):
         """Collect the full weights as CPU tensors and load them into this replica's server."""

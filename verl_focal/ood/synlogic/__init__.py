@@ -87,7 +87,9 @@ def verifier_module(task: str):
     t = normalize_task(task)
     if t not in TASK_MODULES:
         state = "has no verifier yet" if t in TASKS_WITHOUT_VERIFIER else "is not a SynLogic task"
-        raise SynLogicGroundTruthError(f"SynLogic task {task!r} {state}; verified tasks: {', '.join(sorted(TASK_MODULES))}")
+        raise SynLogicGroundTruthError(
+            f"SynLogic task {task!r} {state}; verified tasks: {', '.join(sorted(TASK_MODULES))}"
+        )
     return importlib.import_module(f"verl_focal.ood.synlogic.{TASK_MODULES[t]}")
 
 

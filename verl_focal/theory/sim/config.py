@@ -49,7 +49,7 @@ class SimConfig:
     gammas: tuple[float, ...] = (0.0, 1.0)
     steps: int = 1000
     seeds: tuple[int, ...] = (0, 1, 2, 3)
-    objective: str = "prob"  # "prob": spec App. J (sum rt_j p_j); "logprob": REINFORCE comparison
+    objective: str = "prob"  # "prob": F-GRPO App. J (sum rt_j p_j); "logprob": REINFORCE comparison
     record_every: int = 100
 
     def validate(self) -> SimConfig:
@@ -73,7 +73,8 @@ class SimConfig:
         if not self.seeds or len(set(self.seeds)) != len(self.seeds) or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be distinct integers >= 0, got {self.seeds}")
         if self.objective not in ("prob", "logprob"):
-            raise ValueError(f"objective must be 'prob' (spec App. J) or 'logprob' (REINFORCE), got {self.objective!r}")
+            raise ValueError(f"objective must be 'prob' (F-GRPO App. J) or 'logprob' (REINFORCE), "
+                             f"got {self.objective!r}")
         if self.record_every < 1:
             raise ValueError(f"record_every must be >= 1, got {self.record_every}")
         if self.r_correct <= self.r_wrong:
