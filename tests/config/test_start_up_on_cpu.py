@@ -142,7 +142,10 @@ def test_a_version_mismatch_is_one_line_naming_both_versions(monkeypatch):
     assert all("\n" not in ln for ln in lines)
 
 
-SCORER = ["reward.custom_reward_function.path=pkg://verl_focal.reward", "reward.custom_reward_function.name=compute_score"]
+SCORER = [
+    "reward.custom_reward_function.path=pkg://verl_focal.reward",
+    "reward.custom_reward_function.name=compute_score",
+]
 
 
 @pytest.mark.parametrize(
