@@ -41,13 +41,12 @@ import concurrent.futures as cf
 import logging
 import multiprocessing
 import os
-import signal
 import threading
-import time
 from typing import Any
 
 import regex
 
+from verl_focal.deadline import call_with_deadline
 from verl_focal.grading import NumericPolicy, equivalent, gold_alternatives
 from verl_focal.ood import ood_kind
 
@@ -74,11 +73,6 @@ _MC_PHRASE = regex.compile(
     r"(?:answer|choice|option)\s*(?:is|:)?\s*[:\-]?\s*(?:\*\*|\$)?\s*\(?\s*([A-J])\s*\)?(?![A-Za-z])",
     flags=regex.IGNORECASE,
 )
-
-
-class _Deadline(BaseException):
-    """Raised by our SIGALRM handler.  A BaseException, so that the broad ``except Exception``
-    clauses inside math-verify and sympy cannot swallow it."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -219,24 +213,11 @@ def _score_under_alarm(kind: str, ground_truth: Any, solution_str: str, require_
         gold = str(ground_truth).strip().strip("()").upper()
         return (1.0 if pred and pred == gold else 0.0), pred, 0.0
 
-    def _on_alarm(signum, frame):  # noqa: ARG001
-        raise _Deadline()
-
-    # Someone else's alarm (e.g. pytest-timeout) is put back afterwards with its remaining time.
-    old_handler = signal.signal(signal.SIGALRM, _on_alarm)
-    t0 = time.monotonic()
-    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, timeout_s)
-    try:
-        acc, pred = _verify_math(ground_truth, solution_str, require_boxed, policy)
-        return acc, pred, 0.0
-    except _Deadline:
+    out, timed_out = call_with_deadline(_verify_math, timeout_s, ground_truth, solution_str, require_boxed, policy)
+    if timed_out:
         return 0.0, "", 1.0
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_handler)
-        if old_delay > 0:
-            remaining = max(old_delay - (time.monotonic() - t0), 1e-3)
-            signal.setitimer(signal.ITIMER_REAL, remaining, old_interval)
+    acc, pred = out
+    return acc, pred, 0.0
 
 
 def _pool_worker_init() -> None:

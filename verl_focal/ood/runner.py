@@ -18,16 +18,12 @@ import atexit
 import concurrent.futures as cf
 import logging
 import multiprocessing
-import signal
 import threading
-import time
 from typing import Any
 
+from verl_focal.deadline import call_with_deadline
+
 logger = logging.getLogger(__name__)
-
-
-class _Deadline(BaseException):
-    """Raised by our SIGALRM handler (a BaseException: broad ``except Exception`` cannot eat it)."""
 
 
 def _check(kind: str, data_source: str, solution_str: str, ground_truth: Any) -> tuple[float, str]:
@@ -65,22 +61,11 @@ def _under_alarm(kind: str, data_source: str, solution_str: str, ground_truth: A
     alarm starts (:func:`warm_up`), so a cold process does not spend its bound on them."""
     warm_up(kind, data_source, ground_truth)
 
-    def _on_alarm(signum, frame):  # noqa: ARG001
-        raise _Deadline()
-
-    old_handler = signal.signal(signal.SIGALRM, _on_alarm)
-    t0 = time.monotonic()
-    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, timeout_s)
-    try:
-        acc, pred = _check(kind, data_source, solution_str, ground_truth)
-        return acc, pred, 0.0
-    except _Deadline:
+    out, timed_out = call_with_deadline(_check, timeout_s, kind, data_source, solution_str, ground_truth)
+    if timed_out:
         return 0.0, "", 1.0
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_handler)
-        if old_delay > 0:
-            signal.setitimer(signal.ITIMER_REAL, max(old_delay - (time.monotonic() - t0), 1e-3), old_interval)
+    acc, pred = out
+    return acc, pred, 0.0
 
 
 _pool: cf.ProcessPoolExecutor | None = None
