@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "estimate says it would finish late (more seeds = narrower intervals)")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes for the RL runs (default: min(2, CPUs))")
     parser.add_argument("--arms", nargs="+", default=None, metavar="ARM",
-                        help="arms by name, or 'default' / 'all' (all adds GRPO N=2 and N=32)")
+                        help="arms by name, or a set: 'default', 'family' (GRPO N=8, F-GRPO γ=1, Pass@k, "
+                             "Unlikely) or 'all' (every arm, also GRPO N=2 and N=32)")
     parser.add_argument("--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch CPU threads per process (default 1: with two worker processes on 2 cores, one each)")
