@@ -117,3 +117,30 @@ def test_grpo_arm_gets_no_log_probs(monkeypatch):
     rl.train_rl(model, tok, split_problems(0)[0], arms_by_name(["F-GRPO N=8 γ=1"])[0],
                 rl.RLConfig(steps=1, prompts_per_step=2), seed=0)
     assert seen == [{}]
+
+
+def test_report_has_a_table_per_extra_baseline(tmp_path):
+    """An arm with ``compare_with`` gets its own claims table in report.md, after the GRPO N=8 one."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_report import _results
+
+    from verl_focal.demo.report import write_report
+
+    res = _results()
+    per = {}
+    for r in res["runs"]:
+        per.setdefault(r["arm"], {}).setdefault("pass@1", {})[r["seed"]] = r["eval"]["pass_at_k"][1]
+    # the F-GRPO run also compared with GRPO N=8 as an extra baseline gives no duplicate; a third arm vs F-GRPO does
+    extra = [c for c in build_claims(
+        {**{a: {m: per[a]["pass@1"] for m in ("pass@1", "pass@16", "pass@256", "AUC@256", "ΔNLL_rare")}
+            for a in per}}, dict.fromkeys(("pass@1", "pass@16", "pass@256", "AUC@256", "ΔNLL_rare"), 0.0),
+        reference="GRPO N=8", also_vs={"GRPO N=8": ("F-GRPO",)}) if c.baseline == "F-GRPO"]
+    res["claims"] += [c.as_json() for c in extra]
+    write_report(res, str(tmp_path))
+    md = (tmp_path / "report.md").read_text()
+    assert md.index("Against GRPO N=8:") < md.index("Against F-GRPO:") < md.index("Against the base (SFT) policy:")
+    # GRPO N=8 − F-GRPO on pass@1 is exactly −0.05 in every seed
+    assert "| GRPO N=8 | 3 | -0.050 [-0.050, -0.050] **worse** |" in md
