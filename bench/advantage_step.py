@@ -20,6 +20,9 @@ Arms (each timed for one step; the step is repeated ``--repeats`` times, arms in
 * ``f_cue``       ``f_cue_grpo`` (``source=auto``, signatures present)
 * ``cue_judge``   ``cue_grpo`` with the judge partitioner against a loopback judge (``--judge-latency``
                   per request)
+* ``passk``       ``passk_grpo`` with ``algorithm.passk.k=4`` (needs only ``acc``)
+* ``unlikely``    ``unlikely_grpo`` (β = 0.25): the hook also reads ``old_log_probs`` and
+                  ``response_mask`` back from TransferQueue at advantage time (counted in ``fetch``)
 
 Every step runs as in the trainer: the hook's prefetch (what ``_compute_old_log_prob`` calls
 before verl's log-prob pass; a background thread for the cue estimators), ``--overlap-s`` of
@@ -65,7 +68,7 @@ sys.path.insert(0, str(HERE))
 
 import math_text  # noqa: E402
 
-ARMS = ("grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge")
+ARMS = ("grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely")
 DEFAULT_SIZES = "2048x8192/8,8192x8192/16"
 QUICK_SIZES = "64x512/8"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -183,7 +186,7 @@ def install_timers(timers: Timers) -> None:
     import verl_focal.partition.diagnostics as diag
 
     core_algos.compute_grpo_outcome_advantage = timers.wrap("estimator", core_algos.compute_grpo_outcome_advantage)
-    for name in ("f_grpo", "cue_grpo", "f_cue_grpo"):
+    for name in ("f_grpo", "cue_grpo", "f_cue_grpo", "passk_grpo", "unlikely_grpo"):
         core_algos.ADV_ESTIMATOR_REGISTRY[name] = timers.wrap("estimator", core_algos.ADV_ESTIMATOR_REGISTRY[name])
     targets = {id(credit.credit_multipliers_batch): credit.credit_multipliers_batch,
                id(diag.credit_diagnostics): diag.credit_diagnostics}
@@ -370,6 +373,8 @@ def arm_overrides(arm: str, judge_url: str, size: Size, run: int = 0) -> list[st
                 "algorithm.cue.judge.timeout_s=60",
                 "algorithm.cue.judge.max_retries=0",
             ],
+            "passk": ["algorithm.adv_estimator=passk_grpo", f"algorithm.passk.k={min(4, size.group)}"],
+            "unlikely": ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.25"],
         }[arm]
     )
 
@@ -422,7 +427,8 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, overlap_s: float) -
     split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0)
     extra = {k: float(v) for k, v in metrics.items()
              if k in ("verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
-                      "cue/groups_from_text", "judge/fallback_rate", "judge/requests", "verl_focal/advantage_s")}
+                      "cue/groups_from_text", "judge/fallback_rate", "judge/requests", "verl_focal/advantage_s",
+                      "passk/groups", "unlikely/correct_rows", "unlikely/nonfinite_logprob_rows")}
     return {"arm": arm, "wall_s": wall, "cpu_s": cpu, "peak_extra_rss_mib": mem.extra / 2**20,
             "split": split, "metrics": extra}
 

@@ -53,7 +53,7 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     report = json.loads(out.read_text())
     size = report["sizes"]["32x96"]
     arms = size["arms"]
-    assert list(arms) == ["grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge"]
+    assert list(arms) == ["grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely"]
     for r in arms.values():
         assert r["wall_s"] > 0 and r["cpu_s"] > 0 and r["peak_extra_rss_mib"] >= 0
     assert arms["cue_sig"]["metrics"]["verl_focal/decoded_rows"] == 0  # signatures: no text read
@@ -62,3 +62,7 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     assert 0 < arms["cue_text"]["metrics"]["verl_focal/decoded_rows"] <= size["correct_rows"]
     assert arms["cue_judge"]["metrics"]["judge/fallback_rate"] == 0.0
     assert report["reward_side"]["responses"] == 4
+    assert arms["passk"]["metrics"]["passk/groups"] == 32 // 8
+    # unlikely_grpo ranked every correct row by the old_log_probs the hook read back from TransferQueue
+    assert arms["unlikely"]["metrics"]["unlikely/correct_rows"] == size["correct_rows"]
+    assert arms["unlikely"]["metrics"]["unlikely/nonfinite_logprob_rows"] == 0

@@ -12,7 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Arm", "DEFAULT_ARMS", "EXTRA_ARMS", "REFERENCE_ARM", "arms_by_name"]
+__all__ = [
+    "Arm", "ARM_SETS", "DEFAULT_ARMS", "EXTRA_ARMS", "FAMILY_ARMS", "FOCAL_REFERENCE_ARM", "REFERENCE_ARM",
+    "arms_by_name",
+]
 
 
 @dataclass(frozen=True)
@@ -21,20 +24,27 @@ class Arm:
 
     ``settings`` maps dotted keys under verl's ``algorithm`` section to values,
     e.g. ``{"focal.gamma": 1.0}`` or ``{"cue.alpha": 0.8}``; anything an
-    estimator reads from ``algorithm.*`` can be set this way.
+    estimator reads from ``algorithm.*`` can be set this way.  ``compare_with``
+    names arms this one is also compared with (paired by seed) besides
+    :data:`REFERENCE_ARM` and the base, when they ran in the same experiment.
     """
 
     name: str
     estimator: str
     n: int
     settings: Mapping[str, Any] = field(default_factory=dict)
+    compare_with: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "estimator": self.estimator, "n": self.n, "settings": dict(self.settings)}
+        return {"name": self.name, "estimator": self.estimator, "n": self.n, "settings": dict(self.settings),
+                "compare_with": list(self.compare_with)}
 
 
 #: the arm every other arm is compared with (paired by seed)
 REFERENCE_ARM = "GRPO N=8"
+
+#: the second baseline of the family arms: the F-GRPO setting whose gains over GRPO N=8 replicated (docs/demo.md)
+FOCAL_REFERENCE_ARM = "F-GRPO N=8 γ=1"
 
 #: the default run's arms: all at N = 8, the paper's comparison at equal rollout budget
 DEFAULT_ARMS: tuple[Arm, ...] = (
@@ -51,23 +61,40 @@ EXTRA_ARMS: tuple[Arm, ...] = (
     Arm("GRPO N=32", "grpo", 32),
 )
 
+#: the other published answers to the same problem (``--arms family``), at N = 8 with the settings fixed before
+#: any result (docs/demo.md, "Family arms"): Pass@k Training with k = 4 = N/2, the unlikeliness reward with the
+#: paper's β = 0.25 on the summed sequence log-probability.  Each is also compared with F-GRPO γ=1.
+FAMILY_ARMS: tuple[Arm, ...] = (
+    Arm("Pass@k-GRPO N=8 k=4", "passk_grpo", 8, {"passk.k": 4}, compare_with=(FOCAL_REFERENCE_ARM,)),
+    Arm("Unlikely-GRPO N=8 β=0.25", "unlikely_grpo", 8, {"unlikely.beta": 0.25, "unlikely.likelihood": "sum"},
+        compare_with=(FOCAL_REFERENCE_ARM,)),
+)
+
+#: the arm sets ``--arms`` accepts by name
+ARM_SETS: dict[str, tuple[Arm, ...]] = {
+    "default": DEFAULT_ARMS,
+    "family": (DEFAULT_ARMS[0], DEFAULT_ARMS[2]) + FAMILY_ARMS,
+    "all": DEFAULT_ARMS + EXTRA_ARMS + FAMILY_ARMS,
+}
+
 
 def arms_by_name(names: list[str]) -> tuple[Arm, ...]:
-    """Select arms by name (``all`` = default + group-size arms); unknown names raise with the valid list."""
-    table = {a.name: a for a in DEFAULT_ARMS + EXTRA_ARMS}
+    """Select arms by name or set (:data:`ARM_SETS`: ``default``; ``family`` = GRPO N=8, F-GRPO γ=1 and the
+    family arms; ``all`` = every arm); unknown names raise with the valid list."""
+    table = {a.name: a for a in ARM_SETS["all"]}
     out: list[Arm] = []
     for n in names:
-        if n == "all":
-            out.extend(a for a in DEFAULT_ARMS + EXTRA_ARMS if a not in out)
-        elif n == "default":
-            out.extend(a for a in DEFAULT_ARMS if a not in out)
+        if n in ARM_SETS:
+            out.extend(a for a in ARM_SETS[n] if a not in out)
         elif n in table:
             if table[n] not in out:
                 out.append(table[n])
         else:
             import difflib
 
-            close = difflib.get_close_matches(n, list(table), n=1)
+            close = difflib.get_close_matches(n, list(table) + list(ARM_SETS), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"--arms: unknown arm {n!r}{hint}; choose from {sorted(table)}, 'default' or 'all'")
+            raise ValueError(
+                f"--arms: unknown arm {n!r}{hint}; choose from {sorted(table)} or a set {sorted(ARM_SETS)}"
+            )
     return tuple(out)

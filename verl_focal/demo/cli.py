@@ -57,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--jobs", type=int, default=None, help="worker processes for the RL runs (default: min(2, CPUs))"
     )
     parser.add_argument("--arms", nargs="+", default=None, metavar="ARM",
-                        help="arms by name, or 'default' / 'all' (all adds GRPO N=2 and N=32)")
+                        help="arms by name, or a set: 'default', 'family' (GRPO N=8, F-GRPO γ=1, Pass@k, "
+                             "Unlikely) or 'all' (every arm, also GRPO N=2 and N=32)")
     parser.add_argument(
         "--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)"
     )

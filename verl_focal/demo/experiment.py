@@ -239,7 +239,8 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
     for r in runs:
         for metric, v in metric_table(r["eval"]).items():
             per_seed.setdefault(r["arm"], {}).setdefault(metric, {})[r["seed"]] = v
-    claims = build_claims(per_seed, metric_table(base_eval), reference=REFERENCE_ARM)
+    claims = build_claims(per_seed, metric_table(base_eval), reference=REFERENCE_ARM,
+                          also_vs={a.name: a.compare_with for a in cfg.arms})
     cfg_json = dataclasses.asdict(cfg)
     cfg_json["arms"] = [a.as_json() for a in cfg.arms]
     return {

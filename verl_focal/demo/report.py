@@ -58,7 +58,8 @@ def summarise(results: dict[str, Any]) -> OrderedDict[str, dict[str, Any]]:
     return out
 
 
-_DIAG_KEYS = ("focal/weight_mean_active", "cue/frac_groups_multi_cluster", "cue/clusters_per_group", "cue/w_max")
+_DIAG_KEYS = ("focal/weight_mean_active", "cue/frac_groups_multi_cluster", "cue/clusters_per_group", "cue/w_max",
+              "passk/frac_active", "passk/rho_mean", "unlikely/factor_mean", "unlikely/factor_min")
 
 
 def _diagnostics(results: dict[str, Any]) -> OrderedDict[str, dict[str, float]]:
@@ -185,6 +186,10 @@ def _markdown(results: dict[str, Any], summary) -> str:
             "",
         ]
         lines += claims_markdown(claims, ref)
+        for other in dict.fromkeys(c["baseline"] for c in claims):  # further baselines (Arm.compare_with)
+            if other not in (ref, "base (SFT)"):
+                lines += ["", f"Against {other}:", ""]
+                lines += claims_markdown(claims, other)
         lines += ["", "Against the base (SFT) policy:", ""]
         lines += claims_markdown(claims, "base (SFT)")
         hw = _half_widths(claims, "pass@256", ref)

@@ -7,8 +7,10 @@ One step, for a batch of B training prompts each repeated N times:
 3. advantages: verl's ``ray_trainer.compute_advantage`` dispatch with
    ``algorithm.adv_estimator`` set to the arm's estimator (``grpo`` or one of
    ours), inside :func:`verl_focal.integration.context.use_context` carrying
-   per-row ``acc``, response texts, problems -- what our trainer hook builds in
-   a real verl run -- after the estimator's ``prefetch``/``prepare`` steps, as the hook does;
+   per-row ``acc``, response texts, problems and, for estimators that need them,
+   the rollout policy's sequence log-probs of the sampled responses (verl's
+   ``old_log_probs``, from the policy's forward pass before the update) -- what
+   our trainer hook builds in a real verl run -- after the estimator's ``prefetch``/``prepare`` steps, as the hook does;
 4. loss: verl's ``get_policy_loss_fn("vanilla")`` (PPO clip; it aggregates with
    verl's ``agg_loss``, token-mean) on one on-policy update (old = current
    log-probs, as in the F-GRPO small-model runs); AdamW, gradient clip 1.0.
@@ -35,6 +37,7 @@ from verl_focal.demo.rollout import make_rollout, prompt_batch
 from verl_focal.demo.task import Problem, strategy_of, verify
 from verl_focal.integration.context import AdvantageContext, use_context
 from verl_focal.integration.registration import get_spec, register_all
+from verl_focal.integration.rows import OLD_LOG_PROBS, sequence_log_prob_columns
 
 __all__ = [
     "Arm",
@@ -159,10 +162,19 @@ def train_rl(
             tensors={"responses": responses, "response_mask": response_mask, "token_level_rewards": rewards},
             non_tensors={"uid": np.array(uids, dtype=object)},
         )
+        # the policy's forward pass comes before the advantage step: its detached per-token log-probs are the
+        # rollout policy's (pre-update) log-probs, verl's ``old_log_probs``, which the hook hands to estimators
+        # that need them (``unlikely_grpo``); no randomness is drawn here, so other arms are unchanged
+        model.train()
+        input_ids = out.batch["input_ids"]
+        logits = model(input_ids=input_ids, attention_mask=out.batch["attention_mask"]).logits[:, PROMPT_LEN - 1 : -1]
+        log_prob = torch.log_softmax(logits.float(), dim=-1).gather(-1, responses[..., None]).squeeze(-1)
         ctx = AdvantageContext(
             uids=np.array(uids, dtype=object), acc=acc, responses=texts, problems=[p.prompt for p in batch_probs],
             source="demo",
         )
+        if spec is not None and OLD_LOG_PROBS in spec.needs_for(algo):
+            ctx.extras.update(sequence_log_prob_columns(log_prob.detach(), response_mask))
         if spec is not None:  # the hook's order: prefetch (optional), then prepare
             if getattr(spec, "prefetch", None) is not None:
                 spec.prefetch(ctx, algo)
@@ -172,10 +184,6 @@ def train_rl(
             data = compute_advantage(data, adv_estimator=arm.estimator, config=algo, norm_adv_by_std_in_grpo=True)
         adv = data.batch["advantages"]
 
-        model.train()
-        input_ids = out.batch["input_ids"]
-        logits = model(input_ids=input_ids, attention_mask=out.batch["attention_mask"]).logits[:, PROMPT_LEN - 1 : -1]
-        log_prob = torch.log_softmax(logits.float(), dim=-1).gather(-1, responses[..., None]).squeeze(-1)
         pg_loss, pg_metrics = loss_fn(
             old_log_prob=log_prob.detach(), log_prob=log_prob, advantages=adv, response_mask=response_mask,
             loss_agg_mode="token-mean", config=actor_cfg,

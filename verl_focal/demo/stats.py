@@ -96,18 +96,24 @@ def paired_claim(arm: str, baseline: str, metric: str, a: Mapping[int, float], b
 
 
 def build_claims(per_seed: Mapping[str, Mapping[str, Mapping[int, float]]], base: Mapping[str, float],
-                 reference: str, level: float = 0.95) -> list[Claim]:
+                 reference: str, level: float = 0.95,
+                 also_vs: Mapping[str, Sequence[str]] | None = None) -> list[Claim]:
     """Every arm vs the base, and every other arm vs ``reference``, on every metric of :data:`METRICS`.
 
     ``per_seed[arm][metric][seed]`` = value; ``base[metric]`` = the SFT policy's value.
+    ``also_vs[arm]`` lists further baselines for ``arm`` (same paired claims); a
+    baseline that did not run in this experiment is left out (it has no seeds to pair with).
     """
     out: list[Claim] = []
+    also_vs = also_vs or {}
     for arm, by_metric in per_seed.items():
         for metric in METRICS:
             out.append(paired_claim(arm, "base (SFT)", metric, by_metric[metric], base[metric], level))
-        if arm != reference and reference in per_seed:
-            for metric in METRICS:
-                out.append(paired_claim(arm, reference, metric, by_metric[metric], per_seed[reference][metric], level))
+        baselines = [reference] + [b for b in also_vs.get(arm, ()) if b != reference]
+        for b in baselines:
+            if arm != b and b in per_seed:
+                for metric in METRICS:
+                    out.append(paired_claim(arm, b, metric, by_metric[metric], per_seed[b][metric], level))
     return out
 
 
