@@ -378,7 +378,9 @@ def compute_score(
     :func:`extract_choice` must equal the gold letter.
 
     Returns ``{"score", "acc", "pred", "verify_timeout"}`` (+ ``"cue_sig"`` when ``cue_set`` is
-    given: ``verl_focal.partition.cues.signature(solution_str, cue_set)``).  Other keyword
+    given: ``verl_focal.partition.cues.signature(solution_str, cue_set)`` for a correct maths answer;
+    a wrong one gets ``"<version>:!wrong"``, since credit redistribution partitions only the correct
+    rollouts of a group, and extraction would cost as much as the check itself).  Other keyword
     arguments that verl passes (e.g. ``reward_router_address``) are accepted and ignored.
     """
     if timeout_s is None or float(timeout_s) <= 0:
@@ -405,8 +407,8 @@ def compute_score(
     else:
         acc, pred, timed_out = _score_in_pool(args, hard)
     out = {"score": float(acc), "acc": float(acc), "pred": str(pred), "verify_timeout": float(timed_out)}
-    if cue_set is not None:
-        out["cue_sig"] = _cue_signature(solution_str, cue_set)
+    if cue_set is not None:  # only correct rollouts are ever partitioned (docs/methods.md §5-§6)
+        out["cue_sig"] = _cue_signature(solution_str, cue_set) if acc > 0 else _not_extracted(cue_set)
     return out
 
 
@@ -422,6 +424,14 @@ def warm_up(data_sources) -> None:
 
 _CUE_VERSION: dict[str, str] = {}  # cue_set -> catalogue version, once validated in this process
 _cue_lock = threading.Lock()
+
+
+def _not_extracted(cue_set: str) -> str:
+    """The signature of a response that was not read (a wrong answer): the failure form
+    ``"<version>:!wrong"``, which a partitioner would treat as residual, never as a strategy."""
+    if cue_set not in _CUE_VERSION:
+        _cue_signature("", cue_set)  # validates cue_set and records its version
+    return f"{_CUE_VERSION[cue_set]}:!wrong"
 
 
 def _cue_signature(solution_str: str, cue_set: str) -> str:

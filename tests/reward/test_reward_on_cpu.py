@@ -235,6 +235,25 @@ def test_unknown_cue_set_is_a_configuration_error():
         compute_score(MATH, r"\boxed{2}", "2", cue_set="no_such_catalogue_v9")
 
 
+def test_a_wrong_answer_gets_a_residual_signature_without_extraction(monkeypatch):
+    """Only correct rollouts are partitioned, so a wrong answer's text is not read: it gets the
+    failure form '<version>:!wrong' (same keys for every response, as verl requires)."""
+    from verl_focal.partition import cues
+    from verl_focal.partition.cues import parse_signature, signature
+
+    text = r"Case 1: substitute $x=2$. By the Pythagorean theorem, \sqrt{2}. \boxed{3}"
+    compute_score(MATH, text, "2", cue_set="math_v1")  # warm: the cue set is validated once per process
+    calls = []
+    real = cues.signature
+    monkeypatch.setattr(cues, "signature", lambda *a, **k: calls.append(a) or real(*a, **k))
+    out = compute_score(MATH, text, "2", cue_set="math_v1")
+    assert out["acc"] == 0.0 and set(out) == KEYS | {"cue_sig"}
+    assert out["cue_sig"] == "math_v1:!wrong" and parse_signature(out["cue_sig"]) == ("math_v1", [], "wrong")
+    assert calls == []  # nothing extracted
+    right = compute_score(MATH, text.replace("boxed{3}", "boxed{2}"), "2", cue_set="math_v1")
+    assert right["cue_sig"] == signature(text.replace("boxed{3}", "boxed{2}"), "math_v1") and calls
+
+
 def test_cue_signature_failure_on_one_response_is_recoverable(monkeypatch):
     import sys
     import types
