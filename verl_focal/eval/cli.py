@@ -367,7 +367,6 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_rare_set(args) -> int:
-    from verl_focal.eval.nll import load_model, response_nll
     from verl_focal.eval.rare import select_rare
     from verl_focal.eval.scoring import score_records
 
@@ -408,16 +407,7 @@ def _cmd_rare_set(args) -> int:
     if missing:
         raise SystemExit(f"{missing} correct record(s) lack 'prompt_text' (the chat-templated prompt): "
                          f"use files from `verl-focal eval generate`")
-    model, tok = load_model(args.model, args.device, args.dtype)
-    nll = response_nll(
-        model,
-        tok,
-        [r["prompt_text"] for r in correct],
-        [r["response"] for r in correct],
-        max_tokens_per_batch=args.max_tokens_per_batch,
-        device=args.device,
-        progress=not args.no_progress,
-    )
+    nll = _response_nll(args, correct)
     rare = select_rare(correct, nll, args.top_frac)
     with open(out, "w", encoding="utf-8") as fh:
         for r in rare:
@@ -427,8 +417,23 @@ def _cmd_rare_set(args) -> int:
     return 0
 
 
-def _cmd_rare_nll(args) -> int:
+def _response_nll(args, records: list[dict]) -> list[float]:
+    """Per-token NLL of each record's ``response`` after its ``prompt_text`` under ``--model``."""
     from verl_focal.eval.nll import load_model, response_nll
+
+    model, tok = load_model(args.model, args.device, args.dtype)
+    return response_nll(
+        model,
+        tok,
+        [r["prompt_text"] for r in records],
+        [r["response"] for r in records],
+        max_tokens_per_batch=args.max_tokens_per_batch,
+        device=args.device,
+        progress=not args.no_progress,
+    )
+
+
+def _cmd_rare_nll(args) -> int:
     from verl_focal.eval.rare import delta_nll_rare
 
     _require_file("--rare-set", args.rare_set)
@@ -448,16 +453,7 @@ def _cmd_rare_nll(args) -> int:
         )
     if not items:
         raise SystemExit(f"{args.rare_set}: empty rare set")
-    model, tok = load_model(args.model, args.device, args.dtype)
-    nll = response_nll(
-        model,
-        tok,
-        [r["prompt_text"] for r in items],
-        [r["response"] for r in items],
-        max_tokens_per_batch=args.max_tokens_per_batch,
-        device=args.device,
-        progress=not args.no_progress,
-    )
+    nll = _response_nll(args, items)
     res = delta_nll_rare([float(r["base_nll"]) for r in items], nll)
     res["model"] = args.model
     res["rare_set"] = args.rare_set

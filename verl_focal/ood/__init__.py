@@ -7,6 +7,9 @@ sets") for the metric each scorer matches to the paper.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 IFEVAL_SOURCE = "verl_focal/ifeval"
 SYNLOGIC_SOURCE = "verl_focal/synlogic"
 
@@ -25,3 +28,20 @@ def ood_kind(data_source: str | None) -> str | None:
     if s == "synlogic" or s.startswith("synlogic/"):
         return "synlogic"
     return None
+
+
+def json_object(ground_truth: Any, benchmark: str, prep_set: str, error: type[Exception]) -> dict:
+    """The ground truth as a dict: a JSON string (or bytes) is parsed, a dict passes through.
+
+    Raises ``error`` naming ``benchmark`` and, for bad JSON, the ``prep-data`` command that writes
+    the file again (``--sets prep_set``)."""
+    gt = ground_truth
+    if isinstance(gt, (bytes, str)):
+        try:
+            gt = json.loads(gt)
+        except json.JSONDecodeError as e:
+            raise error(f"{benchmark} ground truth is not JSON ({e.msg}); re-run "
+                        f"`verl-focal prep-data eval --sets {prep_set}`") from None
+    if not isinstance(gt, dict):
+        raise error(f"{benchmark} ground truth must be a JSON object, got {type(gt).__name__}")
+    return gt

@@ -30,11 +30,12 @@ ifeval``): a JSON object ``{"instruction_id_list": [...], "kwargs": [{...}, ...]
 from __future__ import annotations
 
 import functools
-import json
 import threading
 import types
 from dataclasses import dataclass
 from typing import Any
+
+from verl_focal.ood import json_object
 
 # Longest answer text graded (characters).  Every checker is linear or near-linear in the text;
 # the cap bounds the worst case when verl calls us from a thread (no alarm there).
@@ -118,15 +119,7 @@ def parse_ground_truth(ground_truth: Any) -> tuple[list[str], list[dict], str]:
     Raises :class:`IFEvalGroundTruthError` naming what is wrong (unknown instruction id, length
     mismatch, wrong types).
     """
-    gt = ground_truth
-    if isinstance(gt, (bytes, str)):
-        try:
-            gt = json.loads(gt)
-        except json.JSONDecodeError as e:
-            raise IFEvalGroundTruthError(f"IFEval ground truth is not JSON ({e.msg}); re-run "
-                                         "`verl-focal prep-data eval --sets ifeval`") from None
-    if not isinstance(gt, dict):
-        raise IFEvalGroundTruthError(f"IFEval ground truth must be a JSON object, got {type(gt).__name__}")
+    gt = json_object(ground_truth, "IFEval", "ifeval", IFEvalGroundTruthError)
     ids, kwargs, prompt = gt.get("instruction_id_list"), gt.get("kwargs"), gt.get("prompt", "")
     if not isinstance(ids, (list, tuple)) or not ids or not all(isinstance(i, str) for i in ids):
         raise IFEvalGroundTruthError("IFEval ground truth needs a non-empty 'instruction_id_list' of strings")

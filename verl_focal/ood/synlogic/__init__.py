@@ -21,6 +21,7 @@ import importlib
 import json
 from typing import Any
 
+from verl_focal.ood import json_object
 from verl_focal.ood.synlogic._common import answer_text
 
 # SynLogic task name -> module under verl_focal.ood.synlogic.  "mathador" is Game of 24 with
@@ -109,15 +110,7 @@ def check_gold(task: str, answer: Any, metadata: dict) -> None:
 def parse_ground_truth(ground_truth: Any, data_source: str | None = None) -> tuple[str, Any, dict]:
     """(task, answer, metadata) from the JSON ground truth.  The task comes from the ground
     truth's ``task`` or, failing that, from a ``synlogic/<task>`` data source."""
-    gt = ground_truth
-    if isinstance(gt, (bytes, str)):
-        try:
-            gt = json.loads(gt)
-        except json.JSONDecodeError as e:
-            raise SynLogicGroundTruthError(f"SynLogic ground truth is not JSON ({e.msg}); re-run "
-                                           "`verl-focal prep-data eval --sets synlogic`") from None
-    if not isinstance(gt, dict):
-        raise SynLogicGroundTruthError(f"SynLogic ground truth must be a JSON object, got {type(gt).__name__}")
+    gt = json_object(ground_truth, "SynLogic", "synlogic", SynLogicGroundTruthError)
     task = gt.get("task")
     if not task and data_source and "synlogic/" in data_source:
         task = data_source.rsplit("synlogic/", 1)[1]
