@@ -562,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf import open_dict
 
     import verl_focal.integration.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
-    from verl_focal.main_ppo import compose_config
+    from verl_focal.integration.preflight import compose_config
     from verl_focal.partition.judge import shared_judge  # noqa: F401  (registers the judge partitioner)
 
     tok, cpt = build_tokenizer(args.vocab, seed=args.seed)
