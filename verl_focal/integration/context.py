@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from verl_focal.config.schema import AlgorithmSettings
+
 __all__ = ["AdvantageContext", "ContextAlignmentError", "LazyTexts", "use_context", "current_context"]
 
 
@@ -47,6 +49,9 @@ class AdvantageContext:
     cluster_labels:  int array, the strategy cluster of each row (-1: not partitioned), or None.
     metrics:         diagnostics the estimator and ``prepare`` steps add; the hook logs them.
     source:          where the rows came from ("v1-transferqueue", "legacy-dataproto", "manual", ...).
+    settings:        the step's ``algorithm`` config, parsed once (:func:`~verl_focal.config.schema.parse_settings`)
+                     by :class:`~verl_focal.integration.step.AdvantageStep`; the estimator reads it instead of
+                     parsing verl's ``config`` again.  None: the estimator parses ``config`` itself.
     """
 
     uids: np.ndarray
@@ -57,6 +62,7 @@ class AdvantageContext:
     cluster_labels: np.ndarray | None = None
     metrics: dict[str, float] = field(default_factory=dict)
     source: str = "manual"
+    settings: AlgorithmSettings | None = None
 
     def __post_init__(self) -> None:
         self.uids = np.asarray(self.uids, dtype=object)

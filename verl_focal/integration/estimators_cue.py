@@ -27,7 +27,7 @@ import torch
 
 from verl_focal.config.schema import CueConfig
 from verl_focal.core.credit import credit_multipliers_batch
-from verl_focal.integration.cue_hook import cue_config, cue_needs, prefetch_cue, prepare_cue
+from verl_focal.integration.cue_hook import cue_needs, prefetch_cue, prepare_cue
 from verl_focal.integration.estimators_focal import base_advantage, broadcast, focal_row_weights
 from verl_focal.integration.inputs import EstimatorInputs, gather_inputs
 from verl_focal.integration.registration import register_estimator
@@ -93,8 +93,8 @@ def credit_weights(inp: EstimatorInputs, cue: CueConfig) -> tuple[np.ndarray, di
 def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, name, focal: bool):
     with torch.no_grad():
         inp = gather_inputs(token_level_rewards, response_mask, config, index, name)
-        cue = cue_config(config if config is not None else {})
-        adv = base_advantage(inp, config, epsilon)
+        cue = inp.settings.cue
+        adv = base_advantage(inp, epsilon)
         w, metrics = credit_weights(inp, cue)
         scalars = adv * torch.as_tensor(w, dtype=torch.float64, device=adv.device)
         if focal:

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from verl_focal.config.schema import ConfigError, validate_algorithm_config
+from verl_focal.config.schema import ConfigError, parse_settings
 from verl_focal.core.passk_advantage import passk_row_advantage
 from verl_focal.integration.estimators_focal import broadcast
 from verl_focal.integration.inputs import gather_inputs
@@ -34,7 +34,7 @@ class GroupTooSmallError(ValueError):
 
 def check_passk_startup(config: Any) -> None:
     """Refuse ``algorithm.passk.k`` larger than ``actor_rollout_ref.rollout.n`` before anything starts."""
-    passk = validate_algorithm_config(config.algorithm, sections=("passk",))["passk"]
+    passk = parse_settings(config.algorithm).passk
     n = config.get("actor_rollout_ref", {}).get("rollout", {}).get("n", None)
     if n is not None and passk.k > int(n):
         raise ConfigError(
@@ -81,9 +81,8 @@ def compute_passk_grpo_advantage(
         GroupTooSmallError: a group has 0 < n < k valid rollouts (names its uid and sizes).
     """
     with torch.no_grad():
-        cfg = config if config is not None else {}
-        k = validate_algorithm_config(cfg, sections=("passk",))["passk"].k
         inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo")
+        k = inp.settings.passk.k
         n = torch.zeros(inp.n_groups, dtype=torch.float64).index_add_(0, inp.gid, inp.valid)
         small = (n > 0) & (n < k)
         if bool(small.any()):
@@ -94,7 +93,7 @@ def compute_passk_grpo_advantage(
                 f"({int(small.sum())} group(s) smaller than k); lower algorithm.passk.k or keep "
                 "actor_rollout_ref.rollout.n >= k rollouts per prompt"
             )
-        norm = True if config is None else bool(config.get("norm_adv_by_std_in_grpo", True))
+        norm = inp.settings.norm_adv_by_std_in_grpo
         adv, n, rho = passk_row_advantage(inp.correct, inp.gid, inp.n_groups, inp.valid, k, epsilon, norm)
         if inp.ctx is not None:
             inp.ctx.metrics.update(_diagnostics(n, rho, inp.correct, inp.gid, k))

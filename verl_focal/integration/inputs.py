@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from verl_focal.config.schema import ConfigError, validate_algorithm_config
+from verl_focal.config.schema import AlgorithmSettings, ConfigError, parse_settings
 from verl_focal.core.groups import group_ids
 from verl_focal.integration.context import AdvantageContext, current_context
 
-__all__ = ["EstimatorInputs", "gather_inputs", "resolve_base", "NonFiniteRewardError"]
+__all__ = ["EstimatorInputs", "gather_inputs", "resolve_base", "settings_for", "NonFiniteRewardError"]
 
 
 class NonFiniteRewardError(ValueError):
@@ -35,15 +35,22 @@ class EstimatorInputs:
     correct: torch.Tensor  # (bs,) float64 0/1 (0 on padding rows)
     acc_rows: int  # valid rows whose correctness came from the `acc` extra
     threshold_rows: int  # valid rows whose correctness came from reward > threshold
-    sections: dict[str, Any]  # {'focal': FocalConfig}; the cue estimators validate algorithm.cue themselves
+    settings: AlgorithmSettings  # the step's parsed algorithm config
     ctx: AdvantageContext | None
     index: np.ndarray
 
 
-def resolve_base(base: str, config: Any) -> str:
+def resolve_base(base: str, settings: AlgorithmSettings) -> str:
     """``grpo`` becomes ``drgrpo`` when ``algorithm.norm_adv_by_std_in_grpo`` is false (as in verl)."""
-    norm = True if config is None else config.get("norm_adv_by_std_in_grpo", True)
-    return "drgrpo" if base == "grpo" and not norm else base
+    return "drgrpo" if base == "grpo" and not settings.norm_adv_by_std_in_grpo else base
+
+
+def settings_for(config: Any, ctx: AdvantageContext | None) -> AlgorithmSettings:
+    """The step's parsed settings: the hook's (``ctx.settings``, parsed once per step), else ``config``
+    parsed here (an estimator called without the hook)."""
+    if ctx is not None and ctx.settings is not None:
+        return ctx.settings
+    return parse_settings(config if config is not None else {})
 
 
 def gather_inputs(
@@ -59,8 +66,9 @@ def gather_inputs(
     supplies it (``algorithm.focal.correctness`` auto/acc), else
     ``reward > algorithm.focal.correct_threshold``.
     """
-    sections = validate_algorithm_config(config if config is not None else {}, sections=("focal",))
-    focal = sections["focal"]
+    ctx = current_context()
+    settings = settings_for(config, ctx)
+    focal = settings.focal
     if index is None:
         raise ValueError(
             f"{estimator} groups rollouts by uid, but verl passed no `index`: the batch has no 'uid' column"
@@ -85,7 +93,6 @@ def gather_inputs(
     valid = (response_mask.detach().sum(dim=-1) > 0).to(torch.float64)
     gid, n_groups = group_ids(index, device=scores.device)
 
-    ctx = current_context()
     if ctx is not None:
         ctx.check_alignment(index)
     acc = None if ctx is None else ctx.acc
@@ -117,7 +124,7 @@ def gather_inputs(
         correct=correct,
         acc_rows=acc_rows,
         threshold_rows=n_valid - acc_rows,
-        sections=sections,
+        settings=settings,
         ctx=ctx,
         index=index,
     )

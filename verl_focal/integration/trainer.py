@@ -29,6 +29,7 @@ Legacy trainer (``trainer.use_v1=false``)
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -39,7 +40,7 @@ import transfer_queue as tq
 from omegaconf import open_dict
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 
-from verl_focal.integration.context import AdvantageContext, LazyTexts, use_context
+from verl_focal.integration.context import AdvantageContext, LazyTexts
 from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
@@ -54,6 +55,7 @@ from verl_focal.integration.rows import (
     sequence_log_prob_columns,
     text_rows,
 )
+from verl_focal.integration.step import AdvantageStep
 
 logger = logging.getLogger(__name__)
 
@@ -89,14 +91,6 @@ def text_metrics(ctx: AdvantageContext) -> dict[str, float]:
     }
 
 
-def _run_prepare(spec, ctx: AdvantageContext, algorithm_config: Any) -> None:
-    if spec.prepare is None:
-        return
-    t0 = time.perf_counter()
-    spec.prepare(ctx, algorithm_config)
-    ctx.metrics["verl_focal/prepare_s"] = time.perf_counter() - t0
-
-
 class FocalHookMixin:
     """Mixin for a verl v1 ``PPOTrainer`` subclass; see the module docstring."""
 
@@ -113,7 +107,7 @@ class FocalHookMixin:
         super().__init__(config, *args, **kwargs)
 
     # -- data path ---------------------------------------------------------
-    def _focal_fetch_context(self, batch, needs: frozenset[str]) -> AdvantageContext:
+    def _focal_fetch_context(self, batch, needs: frozenset[str], acc_key: str | None = None) -> AdvantageContext:
         """Read the per-row fields of ``needs`` for ``batch.keys`` from TransferQueue.
 
         Only small columns are read here (``uid``, ``extra_fields``, ``raw_prompt`` when the
@@ -129,7 +123,7 @@ class FocalHookMixin:
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=fields)
         uids = as_list(data["uid"])
         infos = [reward_extra_info_of(x) for x in as_list(data["extra_fields"])]
-        acc_key = _acc_key(self.config.algorithm)
+        acc_key = acc_key or _acc_key(self.config.algorithm)
         if not any(acc_key in info for info in infos):
             # A colocated reward model writes its extras as top-level columns.
             try:
@@ -187,62 +181,69 @@ class FocalHookMixin:
         """
         self._focal_prefetched = None
         spec = get_spec(self.config.algorithm.adv_estimator)
-        if spec is None or spec.prefetch is None:
+        if spec is None:
             return
+        step = AdvantageStep(spec, self.config.algorithm)  # the step's one parse of the algorithm config
         box: dict[str, Any] = {}
+        thread = None
+        if spec.prefetch is not None:
 
-        def work() -> None:
-            try:
-                ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
-                spec.prefetch(ctx, self.config.algorithm)
-                box["ctx"] = ctx
-            except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
-                box["error"] = e
+            def work() -> None:
+                try:
+                    ctx = self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
+                    step.prefetch(ctx)
+                    box["ctx"] = ctx
+                except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
+                    box["error"] = e
 
-        thread = threading.Thread(target=work, name="verl-focal-prefetch", daemon=True)
-        thread.start()
-        self._focal_prefetched = (tuple(batch.keys), batch.partition_id, thread, box, spec.name)
+            thread = threading.Thread(target=work, name="verl-focal-prefetch", daemon=True)
+            thread.start()
+        self._focal_prefetched = (tuple(batch.keys), batch.partition_id, thread, box, step)
 
     def _compute_old_log_prob(self, batch, metrics: dict):
         self._focal_prefetch(batch)
         return super()._compute_old_log_prob(batch, metrics)
 
-    def _focal_context_for(self, batch, spec) -> AdvantageContext:
+    def _focal_context_for(self, batch, spec) -> tuple[AdvantageStep, AdvantageContext]:
+        """The step (parsed at the old-log-prob pass when it ran for these rows) and its context."""
         cached = getattr(self, "_focal_prefetched", None)
         self._focal_prefetched = None
         if cached is not None:
-            keys, partition_id, thread, box, name = cached
-            t0 = time.perf_counter()
-            thread.join()
-            wait = time.perf_counter() - t0
-            if "error" in box:
-                logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", name, box["error"])
+            keys, partition_id, thread, box, step = cached
+            if keys == tuple(batch.keys) and partition_id == batch.partition_id and step.spec.name == spec.name:
+                if thread is None:  # nothing prefetched: the parsed settings are all there is to reuse
+                    return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
+                t0 = time.perf_counter()
+                thread.join()
+                wait = time.perf_counter() - t0
+                if "error" not in box:
+                    ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
+                    # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
+                    ctx.metrics = {
+                        "verl_focal/prefetched": 1.0,
+                        "verl_focal/prefetch_wait_s": wait,
+                        "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
+                    }
+                    return step, ctx
+                logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", spec.name,
+                               box["error"])
                 self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
-            elif keys == tuple(batch.keys) and partition_id == batch.partition_id and name == spec.name:
-                ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
-                # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
-                ctx.metrics = {
-                    "verl_focal/prefetched": 1.0,
-                    "verl_focal/prefetch_wait_s": wait,
-                    "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
-                }
-                return ctx
-        return self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
+                return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
+            if thread is not None:
+                thread.join()  # another batch's prefetch: let it finish before starting over
+        step = AdvantageStep(spec, self.config.algorithm)
+        return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
 
     def _compute_advantage(self, batch, metrics: dict):
         spec = get_spec(self.config.algorithm.adv_estimator)
         if spec is None:
             return super()._compute_advantage(batch, metrics)
-        ctx = self._focal_context_for(batch, spec)
+        step, ctx = self._focal_context_for(batch, spec)
         failed = getattr(self, "_focal_prefetch_failed", 0)
         if failed:
             ctx.metrics["verl_focal/prefetch_failed"] = float(failed)
             self._focal_prefetch_failed = 0
-        _run_prepare(spec, ctx, self.config.algorithm)
-        t0 = time.perf_counter()
-        with use_context(ctx):
-            out = super()._compute_advantage(batch, metrics)
-        ctx.metrics["verl_focal/advantage_s"] = time.perf_counter() - t0
+        out = step.run(ctx, functools.partial(super()._compute_advantage, batch, metrics))
         metrics.update(ctx.metrics)
         metrics.update(text_metrics(ctx))
         return out
@@ -358,12 +359,10 @@ def install_legacy_hook(tokenizer_factory=None) -> None:
         if spec is None:
             return orig_adv(data, adv_estimator, *args, **kwargs)
         algo = kwargs.get("config")
-        needs = spec.needs_for(algo if algo is not None else {})
-        tok = tokenizer() if needs & {"responses", "problems"} else None
-        ctx = context_from_dataproto(data, needs, tok, acc_key=_acc_key(algo) if algo is not None else "acc")
-        _run_prepare(spec, ctx, algo)
-        with use_context(ctx):
-            out = orig_adv(data, adv_estimator, *args, **kwargs)
+        step = AdvantageStep(spec, algo if algo is not None else {})
+        tok = tokenizer() if step.needs & {"responses", "problems"} else None
+        ctx = context_from_dataproto(data, step.needs, tok, acc_key=step.settings.focal.acc_key)
+        out = step.run(ctx, functools.partial(orig_adv, data, adv_estimator, *args, **kwargs))
         out.meta_info[_LEGACY_METRICS_KEY] = {**ctx.metrics, **text_metrics(ctx)}
         return out
 
