@@ -146,9 +146,14 @@ def test_the_algorithm_config_is_parsed_once_per_step(transfer_queue, composed_c
     meta, _ = _put(transfer_queue, tokenizer, rows, False, np.random.default_rng(8))
     for estimator in ("cue_grpo", "f_grpo"):
         trainer = _trainer(composed_config, tokenizer, [f"algorithm.adv_estimator={estimator}"])
-        calls = []
+        calls: list = []
         real = schema.validate_algorithm_config
-        monkeypatch.setattr(schema, "validate_algorithm_config", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+        def counting(*a, calls=calls, real=real, **k):
+            calls.append(1)
+            return real(*a, **k)
+
+        monkeypatch.setattr(schema, "validate_algorithm_config", counting)
         trainer._focal_prefetch(meta)  # what _compute_old_log_prob does
         metrics: dict = {}
         trainer._compute_advantage(meta, metrics)
