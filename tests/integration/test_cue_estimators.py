@@ -132,7 +132,7 @@ def test_f_cue_grpo_is_focal_times_cue():
 
 def test_legacy_hook_end_to_end(monkeypatch):
     """The legacy trainer hook builds the context from the DataProto, decodes text, runs prepare."""
-    from verl_focal.integration import trainer as hook
+    from verl_focal.integration import dataproto_hook as hook
 
     rows = corpus_batch()
     texts = [r[1] for r in rows]

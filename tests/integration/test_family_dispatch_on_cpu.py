@@ -121,7 +121,7 @@ def test_unlikely_without_the_hook_refuses_with_a_message():
 
 
 def test_unlikely_through_the_legacy_hook_reads_old_log_probs_from_the_dataproto(monkeypatch):
-    from verl_focal.integration.trainer import install_legacy_hook
+    from verl_focal.integration.dataproto_hook import install_legacy_hook
 
     monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)
     monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)

@@ -52,6 +52,14 @@ FULL_CONTRACT: dict[str, tuple[str, ...]] = {
     "verl.utils.config": ("validate_config", "omega_conf_to_dataclass"),
     "verl.utils.device": ("auto_set_device",),
     "transfer_queue": ("kv_batch_get", "kv_batch_put"),
+    "verl.experimental.separation.ray_trainer": ("compute_advantage", "SeparateRayPPOTrainer"),
+}
+
+#: symbols ``--trainer one_step_off`` / ``fully_async`` need (imported only when that trainer runs)
+SEPARATED_CONTRACT: dict[str, tuple[str, ...]] = {
+    "verl.experimental.one_step_off_policy.main_ppo": ("OneStepTaskRunner",),
+    "verl.experimental.fully_async_policy.fully_async_main": ("FullyAsyncTaskRunner",),
+    "verl.experimental.reward_loop": ("migrate_legacy_reward_impl",),
 }
 
 # What verl-focal replaces in verl (everything else above it only calls):
@@ -59,10 +67,14 @@ FULL_CONTRACT: dict[str, tuple[str, ...]] = {
 #: methods of verl's v1 ``PPOTrainer`` that ``FocalHookMixin`` (integration/trainer.py) overrides
 TRAINER_METHODS = ("__init__", "_compute_old_log_prob", "_compute_advantage", "_val_metrics_update")
 
-#: module functions that the legacy hook (``install_legacy_hook``) wraps, by module
+#: module functions that the DataProto trainers' hook (``integration/dataproto_hook.py``) wraps, by module
 LEGACY_WRAPPED: dict[str, tuple[str, ...]] = {
     "verl.trainer.ppo.ray_trainer": ("compute_advantage", "compute_data_metrics"),
+    "verl.experimental.separation.ray_trainer": ("compute_advantage",),
 }
+
+#: methods of verl's ``SeparateRayPPOTrainer`` (one-step-off, fully-async) that the hook wraps
+SEPARATED_METHODS = ("_fit_compute_advantage",)
 
 
 def pinned_verl_spec() -> str | None:
@@ -101,6 +113,11 @@ def check_contract(full: bool = False) -> list[str]:
         for m in TRAINER_METHODS:
             if not hasattr(PPOTrainer, m):
                 problems.append(f"verl.trainer.ppo.v1.trainer_base.PPOTrainer.{m} is missing")
+        from verl.experimental.separation.ray_trainer import SeparateRayPPOTrainer
+
+        for m in SEPARATED_METHODS:
+            if not hasattr(SeparateRayPPOTrainer, m):
+                problems.append(f"verl.experimental.separation.ray_trainer.SeparateRayPPOTrainer.{m} is missing")
     return problems
 
 

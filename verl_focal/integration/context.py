@@ -27,7 +27,7 @@ import numpy as np
 
 from verl_focal.config.schema import AlgorithmSettings
 
-__all__ = ["AdvantageContext", "ContextAlignmentError", "LazyTexts", "use_context", "current_context"]
+__all__ = ["AdvantageContext", "ContextAlignmentError", "LazyTexts", "use_context", "current_context", "text_metrics"]
 
 
 class ContextAlignmentError(RuntimeError):
@@ -202,3 +202,19 @@ def use_context(ctx: AdvantageContext) -> Iterator[AdvantageContext]:
 def current_context() -> AdvantageContext | None:
     """The context installed by the enclosing :func:`use_context`, or None."""
     return _CURRENT.get()
+
+
+def text_metrics(ctx: AdvantageContext) -> dict[str, float]:
+    """Step metrics of the response text the hook decoded (empty when no text was needed).
+
+    ``verl_focal/decode_s`` is the detokenisation time, ``verl_focal/decoded_rows`` the rows
+    decoded, and the time to read their ids is added to ``verl_focal/fetch_s``.
+    """
+    texts = ctx.responses
+    if not isinstance(texts, LazyTexts):
+        return {}
+    return {
+        "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0) + texts.fetch_s,
+        "verl_focal/decode_s": texts.decode_s,
+        "verl_focal/decoded_rows": float(texts.decoded_rows),
+    }

@@ -20,11 +20,8 @@ v1 trainer (``trainer.use_v1=true``, verl's default)
     ``config.trainer.v1.trainer_mode`` before ``PPOTrainer.__init__`` runs: a
     ``focal_sync`` run behaves exactly like ``sync``.
 
-Legacy trainer (``trainer.use_v1=false``)
-    :func:`install_legacy_hook` wraps ``verl.trainer.ppo.ray_trainer``'s module
-    functions ``compute_advantage`` (context from the DataProto's
-    ``non_tensor_batch``) and ``compute_data_metrics`` (to log our diagnostics),
-    in the TaskRunner process only.
+The DataProto trainers (the legacy trainer, ``trainer.use_v1=false``, and the separated
+one-step-off / fully-async trainers) are hooked by :mod:`verl_focal.integration.dataproto_hook`.
 """
 
 from __future__ import annotations
@@ -40,7 +37,7 @@ import transfer_queue as tq
 from omegaconf import open_dict
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 
-from verl_focal.integration.context import AdvantageContext, LazyTexts
+from verl_focal.integration.context import AdvantageContext, LazyTexts, text_metrics
 from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
@@ -59,36 +56,13 @@ from verl_focal.integration.step import AdvantageStep
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "FocalHookMixin",
-    "hooked_trainer_cls",
-    "HOOKED_MODES",
-    "install_legacy_hook",
-    "context_from_dataproto",
-    "text_metrics",
-]
+__all__ = ["FocalHookMixin", "hooked_trainer_cls", "HOOKED_MODES"]
 
 
 
 def _acc_key(algorithm_config: Any) -> str:
     focal = algorithm_config.get("focal", None) or {}
     return focal.get("acc_key", "acc") if hasattr(focal, "get") else "acc"
-
-
-def text_metrics(ctx: AdvantageContext) -> dict[str, float]:
-    """Step metrics of the response text the hook decoded (empty when no text was needed).
-
-    ``verl_focal/decode_s`` is the detokenisation time, ``verl_focal/decoded_rows`` the rows
-    decoded, and the time to read their ids is added to ``verl_focal/fetch_s``.
-    """
-    texts = ctx.responses
-    if not isinstance(texts, LazyTexts):
-        return {}
-    return {
-        "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0) + texts.fetch_s,
-        "verl_focal/decode_s": texts.decode_s,
-        "verl_focal/decoded_rows": float(texts.decoded_rows),
-    }
 
 
 class FocalHookMixin:
@@ -290,87 +264,3 @@ def _register_hooked_trainers() -> None:
 
 _register_hooked_trainers()
 assert issubclass(get_trainer_cls("focal_sync"), PPOTrainer)
-
-
-# ---------------------------------------------------------------------------
-# legacy trainer
-# ---------------------------------------------------------------------------
-def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key: str = "acc") -> AdvantageContext:
-    """Build the context from a legacy-trainer DataProto (reward extras in ``non_tensor_batch``)."""
-    ntb = data.non_tensor_batch
-    uids = list(ntb["uid"])
-    n = len(uids)
-    infos: list[dict] = [{} for _ in range(n)]
-    for key, col in ntb.items():
-        if key == "uid" or len(col) != n:
-            continue
-        for i, v in enumerate(col):
-            infos[i][key] = v
-    problems = None
-    if "responses" in needs and tokenizer is None:
-        raise RuntimeError("the estimator needs response text but the legacy hook has no tokenizer")
-    if "problems" in needs:
-        if "raw_prompt" in ntb:
-            problems = [last_user_text(p) for p in ntb["raw_prompt"]]
-        elif tokenizer is not None:
-            problems = tokenizer.batch_decode(data.batch["prompts"], skip_special_tokens=True)
-    old_lp = None
-    if OLD_LOG_PROBS in needs and "old_log_probs" in data.batch.keys():
-        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
-        if mask is None:
-            resp_len = data.batch["old_log_probs"].shape[-1]
-            mask = data.batch["attention_mask"][:, -resp_len:]
-        old_lp = sequence_log_prob_columns(data.batch["old_log_probs"], mask)
-    ctx = build_context(
-        uids, needs, infos, problems=problems, acc_key=acc_key, source="legacy-dataproto", old_log_probs=old_lp
-    )
-    if "responses" in needs:
-        resp = data.batch["responses"]
-        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
-
-        def fetch_ids(rows: np.ndarray) -> list:
-            return [resp[i][mask[i].bool()].numpy() if mask is not None else resp[i].numpy() for i in rows.tolist()]
-
-        sigs = ctx.extras.get(SIGNATURE_EXTRA) if SIGNATURE_EXTRA in needs else None
-        ctx.responses = LazyTexts(n, fetch_ids, BatchDecoder(tokenizer), preload=text_rows(ctx.uids, ctx.acc, sigs))
-    return ctx
-
-
-_LEGACY_METRICS_KEY = "verl_focal_metrics"
-
-
-def install_legacy_hook(tokenizer_factory=None) -> None:
-    """Wrap the legacy trainer's ``compute_advantage`` / ``compute_data_metrics`` (idempotent)."""
-    from verl.trainer.ppo import ray_trainer
-
-    if getattr(ray_trainer.compute_advantage, "_verl_focal_hook", False):
-        return
-    orig_adv = ray_trainer.compute_advantage
-    orig_metrics = ray_trainer.compute_data_metrics
-    cache: dict[str, Any] = {}
-
-    def tokenizer():
-        if "tok" not in cache:
-            cache["tok"] = tokenizer_factory() if tokenizer_factory is not None else None
-        return cache["tok"]
-
-    def compute_advantage(data, adv_estimator, *args, **kwargs):
-        spec = get_spec(adv_estimator)
-        if spec is None:
-            return orig_adv(data, adv_estimator, *args, **kwargs)
-        algo = kwargs.get("config")
-        step = AdvantageStep(spec, algo if algo is not None else {})
-        tok = tokenizer() if step.needs & {"responses", "problems"} else None
-        ctx = context_from_dataproto(data, step.needs, tok, acc_key=step.settings.focal.acc_key)
-        out = step.run(ctx, functools.partial(orig_adv, data, adv_estimator, *args, **kwargs))
-        out.meta_info[_LEGACY_METRICS_KEY] = {**ctx.metrics, **text_metrics(ctx)}
-        return out
-
-    def compute_data_metrics(batch, *args, **kwargs):
-        m = orig_metrics(batch, *args, **kwargs)
-        m.update(batch.meta_info.pop(_LEGACY_METRICS_KEY, {}) or {})
-        return m
-
-    compute_advantage._verl_focal_hook = True  # type: ignore[attr-defined]
-    ray_trainer.compute_advantage = compute_advantage
-    ray_trainer.compute_data_metrics = compute_data_metrics
