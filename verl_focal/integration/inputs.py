@@ -9,6 +9,7 @@ estimators share one data path.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,11 +20,9 @@ from verl_focal.config.schema import AlgorithmSettings, ConfigError, parse_setti
 from verl_focal.core.groups import group_ids
 from verl_focal.integration.context import AdvantageContext, current_context
 
-__all__ = ["EstimatorInputs", "gather_inputs", "resolve_base", "settings_for", "NonFiniteRewardError"]
+__all__ = ["EstimatorInputs", "gather_inputs", "resolve_base", "settings_for"]
 
-
-class NonFiniteRewardError(ValueError):
-    """A rollout's reward is NaN or infinite."""
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -83,18 +82,24 @@ def gather_inputs(
         raise ValueError(f"index has {len(index)} rows but token_level_rewards has {token_level_rewards.shape[0]}")
 
     scores = token_level_rewards.detach().sum(dim=-1).to(torch.float64)
-    bad = ~torch.isfinite(scores)
-    if bool(bad.any()):
-        rows = torch.nonzero(bad).flatten().tolist()
-        raise NonFiniteRewardError(
-            f"{estimator}: non-finite reward {scores[rows[0]].item()} for uid {index[rows[0]]!r} "
-            f"(row {rows[0]}; {len(rows)} row(s) affected); fix the reward function for that prompt"
-        )
     valid = (response_mask.detach().sum(dim=-1) > 0).to(torch.float64)
-    gid, n_groups = group_ids(index, device=scores.device)
-
+    bad = ~torch.isfinite(scores)
     if ctx is not None:
         ctx.check_alignment(index)
+    if bool(bad.any()):
+        # one broken reward must not end the step: the row leaves its group (advantage 0) and is counted
+        rows = torch.nonzero(bad).flatten().tolist()
+        logger.warning(
+            "%s: non-finite reward %s for uid %r (row %d; %d row(s)); those rows get advantage 0 and leave their "
+            "groups; fix the reward function for that prompt", estimator, scores[rows[0]].item(), index[rows[0]],
+            rows[0], len(rows),
+        )
+        scores = torch.where(bad, torch.zeros_like(scores), scores)
+        valid = valid * (~bad).to(torch.float64)
+    if ctx is not None:
+        ctx.metrics["verl_focal/nonfinite_reward_rows"] = float(bad.sum())
+    gid, n_groups = group_ids(index, device=scores.device)
+
     acc = None if ctx is None else ctx.acc
     if focal.correctness == "acc" and acc is None:
         raise ConfigError(
