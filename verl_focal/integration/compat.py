@@ -45,7 +45,9 @@ FULL_CONTRACT: dict[str, tuple[str, ...]] = {
     **LIGHT_CONTRACT,
     "verl.protocol": ("DataProto",),
     "verl.trainer.ppo.ray_trainer": ("compute_advantage", "compute_data_metrics"),
-    "verl.trainer.ppo.v1.trainer_base": ("PPOTrainer", "register_trainer", "get_trainer_cls", "TRAINER_REGISTRY"),
+    "verl.trainer.ppo.v1.trainer_base": ("PPOTrainer", "register_trainer", "get_trainer_cls", "TRAINER_REGISTRY",
+                                         "compute_advantage_for_multi_trajectories"),
+    "verl.trainer.ppo.v1.utils": ("compute_advantage",),
     "verl.trainer.ppo.utils": ("need_critic", "need_reference_policy"),
     "verl.trainer.main_ppo": ("run_ppo", "TaskRunnerV1"),
     "verl.trainer.main_ppo_v0": ("TaskRunner",),
@@ -71,6 +73,11 @@ TRAINER_METHODS = ("__init__", "_compute_old_log_prob", "_compute_advantage", "_
 LEGACY_WRAPPED: dict[str, tuple[str, ...]] = {
     "verl.trainer.ppo.ray_trainer": ("compute_advantage", "compute_data_metrics"),
     "verl.experimental.separation.ray_trainer": ("compute_advantage",),
+}
+
+#: module functions that the v1 hook wraps (the final-output rule for agent sessions, integration/sessions.py)
+V1_WRAPPED: dict[str, tuple[str, ...]] = {
+    "verl.trainer.ppo.v1.trainer_base": ("compute_advantage_for_multi_trajectories",),
 }
 
 #: methods of verl's ``SeparateRayPPOTrainer`` (one-step-off, fully-async) that the hook wraps

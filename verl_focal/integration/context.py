@@ -80,6 +80,28 @@ class AdvantageContext:
     def __len__(self) -> int:
         return len(self.uids)
 
+    def select(self, rows: np.ndarray) -> AdvantageContext:
+        """The context of ``rows`` only (an int array, in that order), e.g. the final output of each
+        agent session.  Texts stay lazy; ``metrics`` is the same dict, so what the sub-context's
+        steps record reaches the hook."""
+        rows = np.asarray(rows, dtype=np.int64)
+        texts = self.responses
+        if isinstance(texts, LazyTexts):
+            texts = texts.select(rows)
+        elif texts is not None:
+            texts = [texts[i] for i in rows.tolist()]
+        return AdvantageContext(
+            uids=self.uids[rows],
+            acc=None if self.acc is None else self.acc[rows],
+            responses=texts,
+            problems=None if self.problems is None else [self.problems[i] for i in rows.tolist()],
+            extras={k: np.asarray(v)[rows] for k, v in self.extras.items()},
+            cluster_labels=None if self.cluster_labels is None else np.asarray(self.cluster_labels)[rows],
+            metrics=self.metrics,
+            source=self.source,
+            settings=self.settings,
+        )
+
     def check_alignment(self, index: Any) -> None:
         """Raise :class:`ContextAlignmentError` unless ``index`` equals ``uids`` row by row."""
         if index is None:
@@ -184,6 +206,39 @@ class LazyTexts(Sequence):
 
     def __repr__(self) -> str:
         return f"LazyTexts({len(self)} rows, {int(self._loaded.sum())} decoded)"
+
+    def select(self, rows: np.ndarray) -> LazyTexts:
+        """A lazy view of ``rows`` (decoding still happens here, once, in batches)."""
+        return _LazyTextsView(self, np.asarray(rows, dtype=np.int64))
+
+
+class _LazyTextsView(LazyTexts):
+    """``LazyTexts.select``: rows of a parent, read through it (its timings are the parent's)."""
+
+    def __init__(self, parent: LazyTexts, rows: np.ndarray) -> None:  # noqa: D107 - no parent __init__
+        self._parent, self._rows = parent, rows
+
+    fetch_s = property(lambda self: self._parent.fetch_s)
+    decode_s = property(lambda self: self._parent.decode_s)
+    decoded_rows = property(lambda self: self._parent.decoded_rows)
+
+    @property
+    def loaded(self) -> np.ndarray:
+        return self._parent.loaded[self._rows]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._parent[int(self._rows[operator.index(i)])]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([self._parent[int(r)] for r in self._rows])
+
+    def __repr__(self) -> str:
+        return f"LazyTexts(view of {len(self)} rows)"
 
 
 _CURRENT: contextvars.ContextVar[AdvantageContext | None] = contextvars.ContextVar("verl_focal_adv_ctx", default=None)

@@ -52,6 +52,7 @@ from verl_focal.integration.rows import (
     sequence_log_prob_columns,
     text_rows,
 )
+from verl_focal.integration.sessions import session_finals, wrap_multi_trajectories
 from verl_focal.integration.step import AdvantageStep
 
 logger = logging.getLogger(__name__)
@@ -213,6 +214,9 @@ class FocalHookMixin:
         if spec is None:
             return super()._compute_advantage(batch, metrics)
         step, ctx = self._focal_context_for(batch, spec)
+        finals = session_finals(batch.keys)
+        if finals is not None:  # multi-output agent sessions: the final-output rule (integration/sessions.py)
+            ctx = ctx.select(finals[0])
         failed = getattr(self, "_focal_prefetch_failed", 0)
         if failed:
             ctx.metrics["verl_focal/prefetch_failed"] = float(failed)
@@ -262,5 +266,17 @@ def _register_hooked_trainers() -> None:
         register_trainer(name)(cls)
 
 
+def _install_session_rule() -> None:
+    """Our estimators follow verl's final-output rule for multi-output agent sessions (sessions.py)."""
+    from verl.trainer.ppo.v1 import trainer_base, utils
+
+    fn = trainer_base.compute_advantage_for_multi_trajectories
+    if not getattr(fn, "_verl_focal_hook", False):
+        trainer_base.compute_advantage_for_multi_trajectories = wrap_multi_trajectories(
+            fn, lambda: utils.compute_advantage
+        )
+
+
 _register_hooked_trainers()
+_install_session_rule()
 assert issubclass(get_trainer_cls("focal_sync"), PPOTrainer)
