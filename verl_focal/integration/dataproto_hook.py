@@ -54,6 +54,7 @@ __all__ = [
     "BINDINGS",
     "METRICS_KEY",
     "context_from_dataproto",
+    "context_from_parts",
     "hooked_bindings",
     "install_legacy_hook",
     "install_separated_hook",
@@ -79,13 +80,18 @@ def _is_hooked(fn: Any) -> bool:
 
 def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key: str = "acc",
                            source: str = "legacy-dataproto") -> AdvantageContext:
+    """:func:`context_from_parts` of a DataProto's ``batch`` and ``non_tensor_batch``."""
+    return context_from_parts(data.batch, data.non_tensor_batch, needs, tokenizer, acc_key, source)
+
+
+def context_from_parts(batch, ntb, needs: frozenset[str], tokenizer=None, acc_key: str = "acc",
+                       source: str = "legacy-dataproto") -> AdvantageContext:
     """Build the context from a DataProto (reward extras in ``non_tensor_batch``).
 
     ``needs`` as the estimator declared it; ``tokenizer`` decodes response ids (only when text is
     needed); the rollout policy's log-probs come from ``batch["old_log_probs"]`` (recomputed by the
     actor, or ``rollout_log_probs`` copied there by verl's bypass mode).
     """
-    ntb = data.non_tensor_batch
     uids = list(ntb["uid"])
     n = len(uids)
     infos: list[dict] = [{} for _ in range(n)]
@@ -95,26 +101,26 @@ def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key:
         for i, v in enumerate(col):
             infos[i][key] = v
     problems = None
-    if "responses" in needs and tokenizer is None:
+    if "responses" in needs and tokenizer is None and source != "verl-kwargs":
         raise RuntimeError(f"the estimator needs response text but the {source} hook has no tokenizer")
     if "problems" in needs:
         if "raw_prompt" in ntb:
             problems = [last_user_text(p) for p in ntb["raw_prompt"]]
         elif tokenizer is not None:
-            problems = tokenizer.batch_decode(data.batch["prompts"], skip_special_tokens=True)
+            problems = tokenizer.batch_decode(batch["prompts"], skip_special_tokens=True)
     old_lp = None
-    if OLD_LOG_PROBS in needs and "old_log_probs" in data.batch.keys():
-        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
+    if OLD_LOG_PROBS in needs and batch is not None and "old_log_probs" in batch.keys():
+        mask = batch["response_mask"] if "response_mask" in batch.keys() else None
         if mask is None:
-            resp_len = data.batch["old_log_probs"].shape[-1]
-            mask = data.batch["attention_mask"][:, -resp_len:]
-        old_lp = sequence_log_prob_columns(data.batch["old_log_probs"], mask)
+            resp_len = batch["old_log_probs"].shape[-1]
+            mask = batch["attention_mask"][:, -resp_len:]
+        old_lp = sequence_log_prob_columns(batch["old_log_probs"], mask)
     ctx = build_context(
         uids, needs, infos, problems=problems, acc_key=acc_key, source=source, old_log_probs=old_lp
     )
-    if "responses" in needs:
-        resp = data.batch["responses"]
-        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
+    if "responses" in needs and tokenizer is not None:
+        resp = batch["responses"]
+        mask = batch["response_mask"] if "response_mask" in batch.keys() else None
 
         def fetch_ids(rows: np.ndarray) -> list:
             return [resp[i][mask[i].bool()].numpy() if mask is not None else resp[i].numpy() for i in rows.tolist()]

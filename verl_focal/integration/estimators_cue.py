@@ -90,9 +90,9 @@ def credit_weights(inp: EstimatorInputs, cue: CueConfig) -> tuple[np.ndarray, di
     return w, metrics
 
 
-def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, name, focal: bool):
+def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, name, focal: bool, kwargs=None):
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, name)
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, name, kwargs)
         cue = inp.settings.cue
         adv = base_advantage(inp, epsilon)
         w, metrics = credit_weights(inp, cue)
@@ -132,13 +132,15 @@ def compute_cue_grpo_advantage(
             and ``algorithm.cue``.
         index: (bs,) group uid of every row (``uid`` of the batch).
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
-        **kwargs: other arguments verl passes; ignored.
+        **kwargs: other arguments verl passes: ``non_tensor_batch`` and ``batch`` (a verl that passes the
+            batch to estimators) stand in for the hook's context when there is none; others are ignored.
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal, Â_i broadcast over the
         row's response tokens and masked.
     """
-    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False)
+    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False,
+                          kwargs=kwargs)
 
 
 @register_estimator("f_cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue)
@@ -166,10 +168,12 @@ def compute_f_cue_grpo_advantage(
         config: verl's ``algorithm`` config; reads ``algorithm.focal`` and ``algorithm.cue``.
         index: (bs,) group uid of every row.
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
-        **kwargs: other arguments verl passes; ignored.
+        **kwargs: other arguments verl passes: ``non_tensor_batch`` and ``batch`` (a verl that passes the
+            batch to estimators) stand in for the hook's context when there is none; others are ignored.
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal, Â_i broadcast over the
         row's response tokens and masked.
     """
-    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "f_cue_grpo", focal=True)
+    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "f_cue_grpo", focal=True,
+                          kwargs=kwargs)

@@ -94,13 +94,14 @@ def compute_f_grpo_advantage(
         config: verl's ``algorithm`` config; reads ``algorithm.focal``.
         index: (bs,) group uid of every row.
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
-        **kwargs: other arguments verl passes; ignored.
+        **kwargs: other arguments verl passes: ``non_tensor_batch`` and ``batch`` (a verl that passes the
+            batch to estimators) stand in for the hook's context when there is none; others are ignored.
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal (as verl's outcome
         estimators return them), Â_i broadcast over the row's response tokens and masked.
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo", kwargs)
         g = focal_row_weights(inp)
         return broadcast(base_advantage(inp, epsilon) * g, token_level_rewards, response_mask)

@@ -79,7 +79,7 @@ def compute_passk_grpo_advantage(
     (docs/methods.md §9).
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo", kwargs)
         k = inp.settings.passk.k
         n = torch.zeros(inp.n_groups, dtype=torch.float64).index_add_(0, inp.gid, inp.valid)
         short = (n > 0) & (n < k)  # a dropped or failed rollout left fewer than k: such a group falls back to k = 1

@@ -87,7 +87,7 @@ def compute_unlikely_grpo_advantage(
         MissingLogProbsError: no hook context with the old log-probs.
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo", kwargs)
         section = inp.settings.unlikely
         lp_sum, lp_tokens = _old_log_probs(inp)
         if lp_sum.shape[0] != inp.scores.shape[0]:
