@@ -32,9 +32,11 @@ from typing import Any
 
 import regex
 
+from verl_focal.grading.congruence import split_modulus
 from verl_focal.grading.equations import equations_equivalent, split_equation
+from verl_focal.grading.intervals import as_interval, intervals_match
 from verl_focal.grading.normalise import canonical, gold_alternatives, matching, normalise
-from verl_focal.grading.numeric import NumericPolicy, numbers_match
+from verl_focal.grading.numeric import NumericPolicy, numbers_match, parse_number
 from verl_focal.grading.units import split_marked_unit, split_quantity, units_compatible
 
 _TRAILING_MARKUP = regex.compile(
@@ -43,12 +45,29 @@ _TRAILING_MARKUP = regex.compile(
 _MAX_SYMPY_CHARS = 400
 
 
+# a letter or a Greek command, with an optional subscript, followed by prime marks
+_PRIMED = regex.compile(r"((?:\\[A-Za-z]+|(?<![\\A-Za-z])[A-Za-z]))(?:_\{([^{}]*)\}|_([A-Za-z0-9]))?('+)")
+
+
+def encode_primes(text: str) -> str:
+    r"""Primed symbols as subscripted ones for the LaTeX parsers, which drop a prime (``x'`` and
+    ``x`` parse alike): ``x'`` -> ``x_{\prime}``, ``x_1''`` -> ``x_{1\prime\prime}``."""
+    if "'" not in text:
+        return text
+
+    def sub(m: regex.Match) -> str:
+        script = m.group(2) if m.group(2) is not None else (m.group(3) or "")
+        return m.group(1) + "_{" + script + "\\prime" * len(m.group(4)) + "}"
+
+    return _PRIMED.sub(sub, text)
+
+
 def _latex_to_sympy(text: str):
     from latex2sympy2_extended import latex2sympy
 
     if len(text) > _MAX_SYMPY_CHARS:
         raise ValueError("too long to parse")
-    return latex2sympy(text)
+    return latex2sympy(encode_primes(text))
 
 
 def _try_sympy(text: str):
@@ -67,6 +86,7 @@ def _mv():
 
 def _math_verify_equal(pred: str, gold: str) -> bool:
     expr_cfg, latex_cfg, parse, verify = _mv()
+    pred, gold = encode_primes(pred), encode_primes(gold)
     g = parse("\\boxed{" + gold + "}", [latex_cfg()], parsing_timeout=None)
     if not g:
         g = parse(gold, [expr_cfg()], parsing_timeout=None)
@@ -85,6 +105,16 @@ def _dropped_a_variable(pred: str, gold: str) -> bool:
     return a.free_symbols != b.free_symbols
 
 
+def _imaginary_unit(a, b):
+    """``a`` with its symbol ``i`` read as the imaginary unit, when ``i`` is its only free symbol
+    and ``b`` is a constant (``e^{i\\pi}`` against ``-1``); else ``a`` unchanged."""
+    import sympy
+
+    if b.free_symbols or {str(x) for x in a.free_symbols} != {"i"}:
+        return a
+    return a.subs(next(iter(a.free_symbols)), sympy.I)
+
+
 def _sympy_equal(pred: str, gold: str) -> bool:
     import sympy
 
@@ -92,7 +122,9 @@ def _sympy_equal(pred: str, gold: str) -> bool:
     if not isinstance(a, sympy.Expr) or not isinstance(b, sympy.Expr):
         return False
     if a.free_symbols != b.free_symbols:
-        return False
+        a, b = _imaginary_unit(a, b), _imaginary_unit(b, a)
+        if a.free_symbols != b.free_symbols:
+            return False
     if a == b:
         return True
     diff = a - b
@@ -132,7 +164,8 @@ def split_top_level(text: str) -> tuple[str, list[str]] | None:
 
 
 _ASSIGNED = regex.compile(
-    r"^\\?[A-Za-z]+(?:_\{?[A-Za-z0-9,]+\}?)?(?:\^\{?[A-Za-z0-9*']+\}?)?\s*(?:=|\\approx)\s*(?=\S)"
+    r"^\\?[A-Za-z]+(?:_\{?[A-Za-z0-9,]+\}?)?(?:\^\{?[A-Za-z0-9*']+\}?)?'*\s*"
+    r"(?:=|\\approx|\\equiv(?![A-Za-z])|\\in(?![A-Za-z]))\s*(?=\S)"
 )
 
 
@@ -147,6 +180,18 @@ def _rhs_of_assignment(text: str, other: str) -> str:
     return text
 
 
+def _congruent(mp, mg, p: str, g: str, policy: NumericPolicy, depth: int) -> bool:
+    """The modulus policy (:mod:`.congruence`): one side's modulus is dropped; two moduli must be
+    equal, and integer residues then need only be congruent."""
+    if mp and mg:
+        if not _one(mp[1], mg[1], policy, depth + 1):
+            return False
+        a, b, m = (parse_number(x) for x in (mp[0], mg[0], mp[1]))
+        if a and b and m and all(x.exact and x.value.denominator == 1 for x in (a, b, m)) and m.value:
+            return (a.value - b.value) % m.value == 0
+    return _one(mp[0] if mp else p, mg[0] if mg else g, policy, depth + 1)
+
+
 def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
     p, g = normalise(pred), normalise(gold)
     if not p or not g:
@@ -154,6 +199,12 @@ def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
     if canonical(p) == canonical(g):
         return True
     p, g = _rhs_of_assignment(p, g), _rhs_of_assignment(g, p)
+    mp, mg = split_modulus(p), split_modulus(g)
+    if mp or mg:
+        return _congruent(mp, mg, p, g, policy, depth)  # 42 \pmod{100} against 42
+    ip, ig = as_interval(p), as_interval(g)
+    if ip and ig and (ip.var or ig.var):  # -2 \leq x \leq 3 against [-2, 3]
+        return intervals_match(ip, ig, lambda a, b: _one(a, b, policy, depth + 1))
     qp, qg = split_quantity(p), split_quantity(g)
     if qp is not None and qg is not None:
         return units_compatible(qp[1], qg[1]) and numbers_match(qp[0], qg[0], policy)
