@@ -106,13 +106,14 @@ def _dropped_a_variable(pred: str, gold: str) -> bool:
 
 
 def _imaginary_unit(a, b):
-    """``a`` with its symbol ``i`` read as the imaginary unit, when ``i`` is its only free symbol
-    and ``b`` is a constant (``e^{i\\pi}`` against ``-1``); else ``a`` unchanged."""
+    """``a`` with its symbol ``i`` read as the imaginary unit, when ``i`` is the only free symbol
+    of ``a`` and of ``b`` together (``e^{i\\pi}`` against ``-1``, ``(1+i)^2`` against ``2i``);
+    else ``a`` unchanged."""
     import sympy
 
-    if b.free_symbols or {str(x) for x in a.free_symbols} != {"i"}:
+    if {str(x) for x in a.free_symbols | b.free_symbols} != {"i"}:
         return a
-    return a.subs(next(iter(a.free_symbols)), sympy.I)
+    return a.subs({x: sympy.I for x in a.free_symbols})
 
 
 def _sympy_equal(pred: str, gold: str) -> bool:
@@ -121,10 +122,9 @@ def _sympy_equal(pred: str, gold: str) -> bool:
     a, b = _try_sympy(pred), _try_sympy(gold)
     if not isinstance(a, sympy.Expr) or not isinstance(b, sympy.Expr):
         return False
+    a, b = _imaginary_unit(a, b), _imaginary_unit(b, a)
     if a.free_symbols != b.free_symbols:
-        a, b = _imaginary_unit(a, b), _imaginary_unit(b, a)
-        if a.free_symbols != b.free_symbols:
-            return False
+        return False
     if a == b:
         return True
     diff = a - b

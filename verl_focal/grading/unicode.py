@@ -5,12 +5,12 @@ It only touches non-ASCII characters, so a pure-ASCII answer comes back unchange
 
 * characters that carry structure NFKC would flatten are rewritten first: superscripts and
   subscripts (``x²`` -> ``x^{2}``, ``10⁻³`` -> ``10^{-3}``, ``x₁`` -> ``x_{1}``; NFKC alone would
-  give ``x2``), vulgar fractions (``½`` -> ``\frac{1}{2}``, ``3½`` -> ``\frac{7}{2}``; NFKC would
-  give ``31⁄2``), roots (``√2`` -> ``\sqrt{2}``, ``∛x`` -> ``\sqrt[3]{x}``), primes (``′`` -> ``'``,
-  ``″`` -> ``''``);
+  give ``x2``) and vulgar fractions (``½`` -> ``\frac{1}{2}``, ``3½`` -> ``\frac{7}{2}``; NFKC
+  would give ``31⁄2``);
 * then Unicode compatibility normalisation (NFKC): fullwidth digits, letters and signs
   (``４２`` -> ``42``, ``－1`` -> ``-1``, ``3，4`` -> ``3,4``), ligatures, ``℃`` -> ``°C``;
-* then operators, relations and letters to their LaTeX commands: ``−`` -> ``-``, ``×`` ->
+* then roots (``√2`` -> ``\sqrt{2}``, ``∛x`` -> ``\sqrt[3]{x}``), primes (``′`` -> ``'``, ``″`` ->
+  ``''``), operators, relations and letters to their LaTeX commands: ``−`` -> ``-``, ``×`` ->
   ``\times``, ``·``/``⋅`` -> ``\cdot``, ``÷`` -> ``\div``, ``±`` -> ``\pm``, ``≤`` -> ``\leq``,
   ``∞`` -> ``\infty``, ``π`` -> ``\pi`` and the other Greek letters, ``µ`` -> ``\mu``.
 
@@ -105,8 +105,8 @@ def normalise_unicode(s: str) -> str:
     s = _SUP_RUN.sub(lambda m: "^{" + m.group(0).translate(_SUPERSCRIPTS) + "}", s)
     s = _SUB_RUN.sub(lambda m: "_{" + m.group(0).translate(_SUBSCRIPTS) + "}", s)
     s = _MIXED.sub(_vulgar, s)
+    s = unicodedata.normalize("NFKC", s)
     s = _roots(s)
     s = "".join(_PRIMES.get(c, c) for c in s)
-    s = unicodedata.normalize("NFKC", s)
     s = _FRACTION_SLASH.sub(r"\1/\2", s)
     return _SYMBOL_RE.sub(lambda m: _symbol(m, s), s)
