@@ -4,23 +4,32 @@ For one prediction ``p`` (the boxed text) and each accepted reference form ``g``
 (:func:`~verl_focal.grading.normalise.gold_alternatives`), after
 :func:`~verl_focal.grading.normalise.normalise` on both:
 
-1. equal text, spacing aside -> match; then a named result (``v_0 = 3``, ``E \approx 2.1``) is
-   read as its right-hand side when the other side is not an equation;
-2. both plain numbers, each with an optional unit (:func:`~verl_focal.grading.units.split_quantity`)
+1. equal text, spacing aside -> match; then a named result (``v_0 = 3``, ``E \approx 2.1``,
+   ``x \equiv 5 \pmod{12}``, ``x \in [0, 1]``) is read as its right-hand side when the other side
+   is not an equation;
+2. a congruence's modulus (``42 \pmod{100}``, :mod:`.congruence`) on either side decides *finally*:
+   dropped when on one side only, else equal moduli and congruent residues;
+   an inequality in one variable against an interval (or another inequality in the same variable)
+   decides *finally* as intervals (:mod:`.intervals`): ``-2 \leq x < 3`` is ``[-2, 3)``;
+3. both plain numbers, each with an optional unit (:func:`~verl_focal.grading.units.split_quantity`)
    -> the unit policy, then the numeric policy, decide *finally* (math-verify is not consulted, so
    its 6-decimal-place rounding cannot accept ``1.3e-8`` for ``1.24e-8``);
-3. explicit unit markup or a degree mark after a non-numeric value: units on both sides must agree
+4. explicit unit markup or a degree mark after a non-numeric value: units on both sides must agree
    (``2\sqrt{2}\,\text{m}`` against ``2\sqrt{2}\,\text{cm}`` is wrong), then the values are compared
    with these rules; degrees against a value in radians (``30^\circ``, ``\frac{\pi}{6}``) are converted;
-4. both equations -> rearrangement by a constant factor
+5. both equations -> rearrangement by a constant factor
    (:func:`~verl_focal.grading.equations.equations_equivalent`);
-5. tuples/lists with the same brackets and length -> element by element, with these same rules;
-6. math-verify's ``verify`` on the normalised text, then on the raw text (the pre-rule path) --
+6. tuples/lists with the same brackets and length -> element by element, with these same rules;
+7. math-verify's ``verify`` on the normalised text, then on the raw text (the pre-rule path) --
    unless math-verify dropped a bare trailing letter as a unit (``c^2 m`` read as ``c^2``): when the
    full parses have different variables the match is refused;
-7. SymPy on the full LaTeX parse, same variables on both sides: the difference is first evaluated
+8. SymPy on the full LaTeX parse, same variables on both sides (a lone ``i`` read as the imaginary
+   unit when it is the only symbol: ``e^{i\pi}`` against ``-1``): the difference is first evaluated
    at two fixed points (a non-zero value refutes quickly), then ``simplify(p - g) == 0`` decides
    (implicit products such as ``\frac{1}{m} t``, which math-verify's extraction cuts short).
+
+In steps 5, 7 and 8 a primed symbol is passed to the parsers as a subscripted one (``x'`` ->
+``x_{\prime}``, :func:`encode_primes`): they drop a prime, which made ``x'`` equal ``x``.
 
 No step runs its own timer: the caller bounds the whole check (``verl_focal.reward``).
 """
