@@ -22,7 +22,7 @@ prediction that rounds to the reference's significant figures matches too.
 
 Units.  A unit or degree mark is stripped only when one side carries it: if both sides carry
 units they must be the same unit (``5 cm`` against ``5 m`` stays wrong; no conversion is tried).
-Only explicit unit markup (``\\text{}``, ``\\mathrm{}``, ...), degree marks and common unit symbols
+Only explicit unit markup (``\text{}``, ``\mathrm{}``, ...), degree marks and common unit symbols
 after a space count as units; a letter glued to a number (``5m``) is a product, not a unit.
 Degrees, arcminutes (``'``) and arcseconds (``''``) are three units; after a letter ``'`` is a prime
 (``x'`` and ``x`` differ).  A congruence's modulus is treated like a unit: dropped when one side
