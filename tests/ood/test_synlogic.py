@@ -266,3 +266,13 @@ def test_minesweeper_bare_pairs_as_in_the_authors_tests():
                  "The coordinates of the mines are 0,1 and 2,3 and 4,5",
                  "mines (0,1), (2,3), (4,5); final answer [(0, 1)]"):
         assert S.score(resp, g)[0] == 0.0, resp
+
+
+def test_wordscapes_rows_of_quoted_letters_separated_by_blanks():
+    meta = {"grid": [["X", "X", "X"], ["0", "0", "X"]], "across_words": ["CAT"], "down_words": ["TO"]}
+    g = gt("wordscapes", None, meta)
+    assert S.score('[["C" "A" "T"], [" " " " "O"]]', g)[0] == 1.0
+    assert S.score('[["C" "A" "T"], ["" "" "O"]]', g)[0] == 1.0
+    assert S.score('[["C" "U" "T"], [" " " " "O"]]', g)[0] == 0.0
+    assert S.score('[["C" A "T"], [" " " " "O"]]', g)[0] == 0.0  # an unquoted letter
+    assert S.score('[["C" "A" "T" "S"], [" " " " "O"]]', g)[0] == 0.0  # wrong shape
