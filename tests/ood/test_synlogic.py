@@ -276,3 +276,10 @@ def test_wordscapes_rows_of_quoted_letters_separated_by_blanks():
     assert S.score('[["C" "U" "T"], [" " " " "O"]]', g)[0] == 0.0
     assert S.score('[["C" A "T"], [" " " " "O"]]', g)[0] == 0.0  # an unquoted letter
     assert S.score('[["C" "A" "T" "S"], [" " " " "O"]]', g)[0] == 0.0  # wrong shape
+
+
+def test_numbrix_digit_strings_are_numbers():
+    g = gt("numbrix", None, {"grid": [[1, "X"], ["X", "X"]]})
+    assert S.score('[["1", "2"], ["4", "3"]]', g)[0] == 1.0
+    assert S.score('[["1", "3"], ["2", "4"]]', g)[0] == 0.0
+    assert S.score('[["1", "two"], ["4", "3"]]', g)[0] == 0.0
