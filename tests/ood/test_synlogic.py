@@ -283,3 +283,16 @@ def test_numbrix_digit_strings_are_numbers():
     assert S.score('[["1", "2"], ["4", "3"]]', g)[0] == 1.0
     assert S.score('[["1", "3"], ["2", "4"]]', g)[0] == 0.0
     assert S.score('[["1", "two"], ["4", "3"]]', g)[0] == 0.0
+
+
+def test_dyck_reasoning_errors_final_line_and_block_forms():
+    g = gt("dyck_language_reasoning_errors", None, {"error_indices": [3, 7]})
+    for resp in ("The answer is: 3, 7", "The answer is: **3, 7**", "Thought 3 and 7 are off.\n\nFinal answer: 3,7",
+                 "```\n3, 7\n```", "Checked each step.\n3, 7", "答案：3，7"):
+        assert S.score(resp, g)[0] == 1.0, resp
+    for resp in ("The answer is: 3", "Thoughts 3 and 7 are wrong", "Final answer: 3, 7, 9", "Final answer:",
+                 "Steps 3 and 7.\nThe answer is: 3 and 7"):
+        assert S.score(resp, g)[0] == 0.0, resp
+    g = gt("dyck_language_reasoning_errors", None, {"error_indices": []})
+    assert S.score('All steps check out.\nThe answer is: ""', g)[0] == 1.0
+    assert S.score("All steps check out.\nThe answer is:", g)[0] == 0.0
