@@ -1,4 +1,4 @@
-"""Scorer fidelity and cost on the graded equivalence corpus (issue 13).
+"""Scorer fidelity and cost on the graded equivalence corpus (issues 13 and 26).
 
 For ours (``verl_focal.reward.compute_score``), ours with the rules off (``equivalence_rules=False``:
 the math-verify-only check of earlier versions), and verl 0.9.1's ``math_verify``, ``prime_math``
@@ -8,8 +8,9 @@ and ``math_dapo`` scorers, all in this one run, on tests/reward/equivalence_corp
   on the physics/engineering-style classes together, and on issue 26's classes together (primes,
   angle marks, congruences, inequalities against intervals, constant expressions, Unicode forms);
 * false positives of each prediction scored against another item's reference ("another problem's
-  answer"; pairs whose two references are the same answer are skipped), and those together with
-  the integer-reference near misses (the answer ± 1, in several forms) of the ``integers`` class;
+  answer", at four offsets: ~2,500 pairs; pairs whose two references are the same answer are
+  skipped), and those together with the integer-reference near misses (the answer ± 1, in several
+  forms) of the ``integers`` class;
 * per-call CPU time on long responses (~30 KB of reasoning before the box), ours against ours with
   the rules off, interleaved, as a ratio.
 
@@ -35,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 from equivalence_corpus import CORPUS, ISSUE26_CLASSES, PHYSICS_CLASSES, boxed, cross_pairs  # noqa: E402
 
 MATH = "verl_focal/deepscaler"
+CROSS_STRIDES = (7, 13, 31, 101)  # each positive against the references 7, 13, 31 and 101 items on
 
 
 def _forms(ref):
@@ -99,7 +101,7 @@ def fidelity(scorers: dict) -> dict:
                 for k in new:
                     new[k] += c[k]
         cross_n = cross_fp = 0
-        for pred, own_ref, other_ref in cross_pairs():
+        for pred, own_ref, other_ref in (p for stride in CROSS_STRIDES for p in cross_pairs(stride)):
             if isinstance(other_ref, str) and isinstance(own_ref, str) and _same_answer(own_ref, other_ref):
                 continue
             cross_n += 1
