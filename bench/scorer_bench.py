@@ -102,7 +102,7 @@ def fidelity(scorers: dict) -> dict:
                     new[k] += c[k]
         cross_n = cross_fp = 0
         for pred, own_ref, other_ref in (p for stride in CROSS_STRIDES for p in cross_pairs(stride)):
-            if isinstance(other_ref, str) and isinstance(own_ref, str) and _same_answer(own_ref, other_ref):
+            if _same_answer(own_ref, other_ref):
                 continue
             cross_n += 1
             cross_fp += _safe(fn, boxed(pred), other_ref)
@@ -120,9 +120,13 @@ def fidelity(scorers: dict) -> dict:
 _SAME: dict = {}
 
 
-def _same_answer(a: str, b: str) -> bool:
-    """The two references denote the same answer (equal text, or ours accepts each as the other):
-    a match against it is not a false positive.  The same pairs are skipped for every scorer."""
+def _same_answer(a, b) -> bool:
+    """The two references denote the same answer (equal text, the same list of accepted forms, or
+    ours accepts each as the other): a match against it is not a false positive.  The same pairs
+    are skipped for every scorer."""
+    if not isinstance(a, str) or not isinstance(b, str):
+        fa, fb = ({"".join(str(f).split()) for f in _forms(x)} for x in (a, b))
+        return bool(fa & fb)
     key = (a, b)
     if key not in _SAME:
         from verl_focal.reward import compute_score

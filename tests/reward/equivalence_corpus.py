@@ -189,12 +189,12 @@ PRIME_POS = [
     (r"f^{\prime}(x)", "f'(x)"), (r"y'' + y = 0", r"y^{\prime\prime}+y=0"), (r"x' = 2x", r"2x = x^{\prime}"),
     (r"\theta'", r"\theta^{\prime}"), (r"v_0'", r"v_{0}^{\prime}"), (r"y' = -\frac{x}{y}", r"y^{\prime}=-\frac{x}{y}"),
     (r"2x'", r"2 x^{\prime}"), ("x'+y'", r"y^\prime + x^\prime"), (r"A' B", r"B A^{\prime}"), ("x′", "x'"),
-    (r"f'(x) = 3x^2", r"f^{\prime}(x)=3x^{2}"), (r"y^{\prime \prime}", "y″"),
+    (r"f'(x) = 3x^2", r"f^{\prime}(x)=3x^{2}"), (r"y^{\prime \prime}", "y″"), ("y' = 2x", "2x"),
 ]
 PRIME_NEG = [
     ("x", "x'"), (r"x^{\prime}", "x"), ("x''", "x'"), ("y'", r"y^{\prime\prime}"),
     (r"x'+\frac{r}{V}x-rc=0", r"x+\frac{r}{V}x-rc=0"), ("f'(x)", "f(x)"), (r"\theta'", r"\theta"), ("x' + y", "x + y'"),
-    ("2x'", "2x"), ("y'' + y = 0", "y' + y = 0"), (r"A' B", "A B"), ("x′", "x"),
+    ("2x'", "2x"), ("y'' + y = 0", "y' + y = 0"), (r"A' B", "A B"), ("x′", "x"), ("2x = y'", "y'"),
 ]
 
 ANGLE_POS = [

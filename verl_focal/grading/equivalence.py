@@ -22,7 +22,9 @@ For one prediction ``p`` (the boxed text) and each accepted reference form ``g``
 6. tuples/lists with the same brackets and length -> element by element, with these same rules;
 7. math-verify's ``verify`` on the normalised text, then on the raw text (the pre-rule path) --
    unless math-verify dropped a bare trailing letter as a unit (``c^2 m`` read as ``c^2``): when the
-   full parses have different variables the match is refused;
+   full parses have different variables the match is refused.  An equation against a value whose
+   left side is not a name (``2x = x'`` against ``x'``) is refused before this step: math-verify
+   would compare the value with the equation's right side;
 8. SymPy on the full LaTeX parse, same variables on both sides (a lone ``i`` read as the imaginary
    unit when it is the only symbol: ``e^{i\pi}`` against ``-1``): the difference is first evaluated
    at two fixed points (a non-zero value refutes quickly), then ``simplify(p - g) == 0`` decides
@@ -235,10 +237,27 @@ def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
         if tp and tg and tp[0] == tg[0] and len(tp[1]) == len(tg[1]):
             if all(_one(a, b, policy, depth + 1) for a, b in zip(tp[1], tg[1])):
                 return True
+    if _unnamed_equation_against_value(p, g):
+        return False  # 2x = x' against x': math-verify would compare x' with its right side
     for a, b in ((p, g), (pred, gold)) if (p, g) != (pred, gold) else ((p, g),):
         if _math_verify_equal(a, b):
             return not _dropped_a_variable(p, g)
     return _sympy_equal(p, g)
+
+
+_NAME = regex.compile(
+    r"^\\?[A-Za-z]+(?:_\{?[A-Za-z0-9,]+\}?)?(?:\^\{?[A-Za-z0-9*']+\}?)?'*(?:\([^()]*\))?$"
+)
+
+
+def _unnamed_equation_against_value(p: str, g: str) -> bool:
+    """True when exactly one side is an equation and its left-hand side is not a name (``v_0``,
+    ``f(2)``, ``x'``): math-verify then matches the other side against the equation's right-hand
+    side, which is only the stated result when the left names it."""
+    ep, eg = split_equation(p), split_equation(g)
+    if bool(ep) == bool(eg):
+        return False
+    return not _NAME.match((ep or eg)[0].strip())
 
 
 def equivalent(pred: str, ground_truth: Any, policy: NumericPolicy | None = None) -> bool:
