@@ -68,7 +68,9 @@ sys.path.insert(0, str(HERE))
 
 import math_text  # noqa: E402
 
-ARMS = ("grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely")
+ARMS = ("grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely", "unlikely_bypass")
+#: above this many rows a size gets one timed step per arm by default (three below)
+BIG_ROWS = 4096
 DEFAULT_SIZES = "2048x8192/8,8192x8192/16"
 QUICK_SIZES = "64x512/8"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -199,21 +201,39 @@ def install_timers(timers: Timers) -> None:
 
 
 # --------------------------------------------------------------------------- tokenizer and rows
-def build_tokenizer(vocab_size: int, seed: int = 0):
-    """A byte-level BPE trained here on generated solutions, as a transformers fast tokenizer."""
+#: bump when bench/math_text.py or the row generator below changes: the cached tokenizer and pools
+#: under --cache-dir carry it in their file names, so an old cache is never read
+GEN_VERSION = 2
+#: distinct groups generated per size; the batch tiles them (each row gets its own tag, see generate_pool)
+POOL_GROUPS = 64
+#: characters of reasoning generated per pooled response; the token budget is reached by repeating it
+POOL_MAX_CHARS = 8000
+
+
+def build_tokenizer(vocab_size: int, seed: int = 0, cache_dir: Path | None = None):
+    """A byte-level BPE trained here on generated solutions, as a transformers fast tokenizer,
+    and its characters per token; kept under ``cache_dir`` (keyed by ``GEN_VERSION``, vocabulary, seed)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    texts = math_text.corpus(600, seed=seed, min_chars=3000)
-    tok.train_from_iterator(texts, trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=["<|pad|>", "<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    path = None if cache_dir is None else cache_dir / f"tokenizer_v{GEN_VERSION}_{vocab_size}_s{seed}.json"
+    if path is not None and path.exists():
+        tok = Tokenizer.from_str(path.read_text())
+    else:
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        texts = math_text.corpus(max(60, min(600, vocab_size // 7)), seed=seed, min_chars=3000)
+        tok.train_from_iterator(texts, trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=["<|pad|>", "<|endoftext|>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(tok.to_str())
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<|pad|>", eos_token="<|endoftext|>")
-    chars = sum(len(t) for t in texts[:50])
-    tokens = sum(len(x) for x in fast(texts[:50], add_special_tokens=False)["input_ids"])
+    texts = math_text.corpus(50, seed=seed + 1, min_chars=3000)
+    chars = sum(len(t) for t in texts)
+    tokens = sum(len(x) for x in fast(texts, add_special_tokens=False)["input_ids"])
     return fast, chars / tokens
 
 
@@ -223,7 +243,8 @@ class Batch:
     size: Size
     n_correct: int
     n_mixed_groups: int
-    samples: list[tuple[str, str]] = field(default_factory=list)  # (response text, ground truth) for the reward side
+    prompt_lens: Any  # per key of ``meta``, in its order (the faked worker group writes prompt + response)
+    samples: list[tuple[str, str, bool]] = field(default_factory=list)  # (text, ground truth, correct): reward side
     write_s: float = 0.0
     generated: bool = True
 
@@ -239,55 +260,82 @@ def _group_plan(rng: random.Random, group: int) -> tuple[math_text.Problem, list
     return prob, correct, chosen
 
 
-def generate_rows(tok, chars_per_token: float, size: Size, seed: int, chunk: int = 256) -> dict:
-    """Token ids (rows x length, the answer kept at the end), correctness, signatures, prompts."""
+def _tag_ids(tok) -> tuple[int, list[int], int]:
+    """Where the row tag goes (after ``<think>``), the token ids of the digits, and the tag width."""
+    think = tok("<think>", add_special_tokens=False)["input_ids"]
+    digits = tok.convert_tokens_to_ids(list("0123456789"))
+    return len(think), digits, TAG_DIGITS + 2
+
+
+TAG_DIGITS = 7
+
+
+def _tags(tok, rows: int):
+    """Per row ``"\\n#NNNNNNN"``-style tags (newline, hash, the row index in digits, newline) as token ids."""
     import numpy as np
 
-    from verl_focal.partition.cues import signature
+    _, digits, width = _tag_ids(tok)
+    nl, hash_ = tok.convert_tokens_to_ids(["\u010a", "#"])  # byte-level BPE: "Ċ" is "\n"
+    idx = np.arange(rows)
+    out = np.empty((rows, width), dtype=np.int64)
+    out[:, 0], out[:, 1] = nl, hash_
+    for k in range(TAG_DIGITS):
+        out[:, 2 + k] = np.asarray(digits)[(idx // 10 ** (TAG_DIGITS - 1 - k)) % 10]
+    out[:, -1] = nl
+    return out
+
+
+def generate_pool(tok, chars_per_token: float, size: Size, seed: int, chunk: int = 256) -> dict:
+    """``min(POOL_GROUPS, groups)`` distinct groups of responses, token ids cut (or tiled) to the
+    response length less the row tag, the answer kept at the end; with each group's problem, answer,
+    correctness, and the ``cue_sig`` the reward workers add with ``cue_set=math_v1`` (extracted from
+    the correct rows only; wrong rows get ``"<version>:!wrong"``, as :func:`response_signature` does)."""
+    import numpy as np
+
+    from verl_focal.partition.cues import response_signature
 
     rng = random.Random(seed)
-    L = size.length
-    min_chars = int(L * chars_per_token * 1.15)
-    plan = []  # one entry per row: (group, problem, correct, method)
-    problems, answers = [], []
-    for g in range(size.rows // size.group):
+    n_pool = min(POOL_GROUPS, size.rows // size.group)
+    width = _tag_ids(tok)[2]
+    need_row = size.length - width
+    min_chars = min(int(need_row * chars_per_token * 1.15), POOL_MAX_CHARS)
+    plan, problems, answers = [], [], []
+    for g in range(n_pool):
         prob, correct, methods = _group_plan(rng, size.group)
         problems.append(prob.text)
         answers.append(prob.answer)
         plan += [(g, prob, c, m) for c, m in zip(correct, methods)]
-    ids = np.zeros((size.rows, L), dtype=np.uint16 if len(tok) < 2**16 else np.int32)
-    sigs = []
+    ids = np.zeros((len(plan), need_row), dtype=np.uint16 if len(tok) < 2**16 else np.int32)
     for start in range(0, len(plan), chunk):
         part = plan[start:start + chunk]
         bodies, tails = zip(*(math_text.make_response(rng, p, c, min_chars, method=m) for _, p, c, m in part))
         enc = tok(list(bodies) + list(tails), add_special_tokens=False)["input_ids"]
         for k, (b, t) in enumerate(zip(enc[: len(part)], enc[len(part):])):
-            need = L - len(t)
-            while len(b) < need:  # tile a short reasoning part up to the budget
-                b = b + b
-            row = b[:need] + t
-            ids[start + k] = row
-            # what the reward workers' compute_score(cue_set=...) adds, on the text they see
-            sigs.append(signature(tok.decode(row, skip_special_tokens=True), "math_v1"))
-    return {"ids": ids, "group": np.array([r[0] for r in plan]), "acc": np.array([float(r[2]) for r in plan]),
-            "sigs": np.array(sigs, dtype=object), "problems": np.array(problems, dtype=object),
-            "answers": np.array(answers, dtype=object)}
+            need = need_row - len(t)
+            reps = -(-need // len(b))  # tile a short reasoning part up to the budget
+            ids[start + k] = (b * reps)[:need] + t
+    acc = np.array([float(r[2]) for r in plan])
+    texts = tok.batch_decode(ids[acc > 0.5].tolist(), skip_special_tokens=True) if (acc > 0.5).any() else []
+    it = iter(texts)
+    sigs = [response_signature(next(it) if c > 0.5 else "", "math_v1", correct=c > 0.5) for c in acc]
+    return {"ids": ids, "acc": acc, "sigs": np.array(sigs, dtype=object),
+            "problems": np.array(problems, dtype=object), "answers": np.array(answers, dtype=object)}
 
 
-def cached_rows(tok, chars_per_token: float, size: Size, seed: int, cache_dir: Path | None) -> tuple[dict, bool]:
-    """:func:`generate_rows`, kept under ``cache_dir`` (keyed by size, seed and the tokenizer's content)."""
+def cached_pool(tok, chars_per_token: float, size: Size, seed: int, cache_dir: Path | None) -> tuple[dict, bool]:
+    """:func:`generate_pool`, kept under ``cache_dir`` (keyed by ``GEN_VERSION``, size, seed, tokenizer)."""
     import hashlib
 
     import numpy as np
 
     if cache_dir is None:
-        return generate_rows(tok, chars_per_token, size, seed), True
+        return generate_pool(tok, chars_per_token, size, seed), True
     digest = hashlib.sha1(tok.backend_tokenizer.to_str().encode()).hexdigest()[:10]
-    path = cache_dir / f"rows_{size.label}_g{size.group}_s{seed}_{digest}.npz"
+    path = cache_dir / f"pool_v{GEN_VERSION}_{size.label}_g{size.group}_s{seed}_{digest}.npz"
     if path.exists():
         with np.load(path, allow_pickle=True) as z:
             return {k: z[k] for k in z.files}, False
-    data = generate_rows(tok, chars_per_token, size, seed)
+    data = generate_pool(tok, chars_per_token, size, seed)
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
     np.savez(tmp, **data)
@@ -295,67 +343,144 @@ def cached_rows(tok, chars_per_token: float, size: Size, seed: int, cache_dir: P
     return data, True
 
 
+def tile_rows(tok, pool: dict, size: Size):
+    """The batch's token ids (rows x length) from the pool: group ``g`` is pool group ``g mod n``, and
+    every row carries its own tag (``\\n#`` and its index in digits) right after ``<think>``, so no two
+    rows have the same text.  The tag holds no cue, so the pooled ``cue_sig`` is the row's."""
+    import numpy as np
+
+    pos, _, width = _tag_ids(tok)
+    n_pool = len(pool["ids"]) // size.group
+    g = np.arange(size.rows) // size.group
+    src = (g % n_pool) * size.group + np.arange(size.rows) % size.group
+    ids = np.empty((size.rows, size.length), dtype=pool["ids"].dtype)
+    ids[:, :pos] = pool["ids"][src, :pos]
+    ids[:, pos:pos + width] = _tags(tok, size.rows)
+    ids[:, pos + width:] = pool["ids"][src, pos:]
+    return ids, g, src
+
+
 def write_rows(tq, tok, chars_per_token: float, size: Size, partition: str, seed: int,
-               cache_dir: Path | None = None, chunk: int = 256, n_samples: int = 32) -> Batch:
-    """Write ``size.rows`` rollouts into TransferQueue as verl's agent loop does; return the batch meta."""
+               cache_dir: Path | None = None, chunk: int = 256, n_samples: int = 32,
+               rollout_log_probs: bool = False) -> Batch:
+    """Write ``size.rows`` rollouts into TransferQueue as verl's agent loop does; return the batch meta.
+
+    Each row is an ``AgentLoopOutput`` turned into a dict by its own ``as_dict`` (prompt and
+    response ids, response mask, ``rm_scores``, the reward extras); ``rollout_log_probs`` (the
+    rollout's log-probs, what verl's bypass mode uses) only when asked.  Nothing of the
+    old-log-prob pass is written: the faked worker group writes that in every step."""
     import numpy as np
     import torch
-    from tensordict import TensorDict
     from transfer_queue.metadata import KVBatchMeta
     from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
     from verl.utils.tensordict_utils import list_of_dict_to_tensordict
 
     t_start = time.perf_counter()
-    data, generated = cached_rows(tok, chars_per_token, size, seed, cache_dir)
-    ids, group, acc, sigs = data["ids"], data["group"], data["acc"], data["sigs"]
+    pool, generated = cached_pool(tok, chars_per_token, size, seed, cache_dir)
+    ids, group, src = tile_rows(tok, pool, size)
+    acc, sigs = pool["acc"][src], pool["sigs"][src]
+    n_pool = len(pool["ids"]) // size.group
+    problems = [str(pool["problems"][g % n_pool]) for g in range(size.rows // size.group)]
+    answers = [str(pool["answers"][g % n_pool]) for g in range(size.rows // size.group)]
     L = size.length
     suffix = " Let's think step by step and output the final answer within \\boxed{}."
-    prompt_ids = tok([str(p) for p in data["problems"]], add_special_tokens=False)["input_ids"]
-    sessions = np.zeros(size.rows, dtype=np.int64)
-    for g in np.unique(group):
-        sessions[group == g] = np.arange(int((group == g).sum()))
+    prompt_ids = tok(problems, add_special_tokens=False)["input_ids"]
+    sessions = np.arange(size.rows) % size.group
     keys: list[str] = []
     for start in range(0, size.rows, chunk):
-        rows = range(start, min(start + chunk, size.rows))
         fields, chunk_keys = [], []
-        for i in rows:
+        rows = ids[start:start + chunk].astype(np.int64)
+        for k, i in enumerate(range(start, start + len(rows))):
             g = int(group[i])
             uid = f"p{seed}x{g:05d}"
-            out = AgentLoopOutput(prompt_ids=prompt_ids[g], response_ids=ids[i].tolist(), response_mask=[1] * L,
+            # as_dict on a row with a short response: the field set and dtypes verl writes; then the
+            # long tensors are set directly (as_dict's torch.tensor(list) of 8,192 ints is the slow part)
+            out = AgentLoopOutput(prompt_ids=prompt_ids[g], response_ids=[0], response_mask=[1],
                                   reward_score=float(acc[i]), num_turns=2, metrics=AgentLoopMetrics(),
+                                  response_logprobs=[0.0] if rollout_log_probs else None,
                                   extra_fields={"reward_extra_info": {"acc": float(acc[i]), "score": float(acc[i]),
                                                                       "cue_sig": str(sigs[i])}})
             row = out.as_dict()
-            row.update({"uid": uid, "raw_prompt": [{"role": "user", "content": str(data["problems"][g]) + suffix}]})
+            row["responses"] = torch.from_numpy(rows[k])
+            row["response_mask"] = torch.ones(L, dtype=torch.int64)
+            rm = torch.zeros(L, dtype=torch.float32)
+            rm[-1] = float(acc[i])
+            row["rm_scores"] = rm
+            if rollout_log_probs:
+                row["rollout_log_probs"] = torch.empty(L, dtype=torch.float32).normal_(-1.0, 0.5)
+            row.update({"uid": uid, "raw_prompt": [{"role": "user", "content": problems[g] + suffix}]})
             fields.append(row)
             chunk_keys.append(f"{uid}_{int(sessions[i])}_0")
         tq.kv_batch_put(keys=chunk_keys, partition_id=partition, fields=list_of_dict_to_tensordict(fields))
-        # what verl's old-log-prob pass writes back before the advantage step
-        lp = torch.randn(len(rows), L, dtype=torch.float32).mul_(0.5).sub_(1.0)
-        nested = torch.nested.as_nested_tensor(list(lp.unbind()), layout=torch.jagged)
-        tq.kv_batch_put(keys=chunk_keys, partition_id=partition,
-                        fields=TensorDict({"old_log_probs": nested}, batch_size=len(rows)))
         keys += chunk_keys
-        del fields, lp, nested
+        del fields, rows
     # reward-side samples: the first rows in order (whole groups, as a reward worker sees them)
-    samples = [(tok.decode(ids[i].tolist(), skip_special_tokens=True), str(data["answers"][int(group[i])]))
-               for i in range(min(n_samples, size.rows))]
+    take = range(min(n_samples, size.rows))
+    samples = [(t, answers[int(group[i])], bool(acc[i] > 0.5))
+               for i, t in zip(take, tok.batch_decode(ids[: len(take)].tolist(), skip_special_tokens=True))]
     n_groups = size.rows // size.group
     n_pos = np.bincount(group, weights=acc > 0.5, minlength=n_groups)
     n_mixed = int(((n_pos >= 2) & (n_pos < size.group)).sum())
     order = np.random.default_rng(seed).permutation(len(keys))  # batches need not be grouped
     keys = [keys[i] for i in order]
+    prompt_lens = np.array([len(prompt_ids[int(group[i])]) for i in order])
     meta = KVBatchMeta(keys=keys, tags=[{} for _ in keys], partition_id=partition)
-    del data, ids
+    n_correct = int((acc > 0.5).sum())
+    del pool, ids
     release_memory()
-    return Batch(meta, size, int((acc > 0.5).sum()), n_mixed, samples, time.perf_counter() - t_start, generated)
+    return Batch(meta, size, n_correct, n_mixed, prompt_lens, samples, time.perf_counter() - t_start, generated)
+
+
+class ActorWorkerGroup:
+    """The GPU boundary: stands in for verl's actor worker group in ``_compute_old_log_prob``.
+
+    ``compute_log_prob`` writes what the real workers write for the batch's keys: ``log_probs`` and
+    ``entropy`` over prompt + response (nested, one value per token, drawn here once per size), then
+    waits ``overlap_s`` (the rest of the pass's GPU time).  Its wall and main-thread CPU time are
+    kept so that the step is charged only the driver's part of the pass."""
+
+    def __init__(self, tq, batch: Batch, overlap_s: float, seed: int = 0) -> None:
+        import torch
+
+        self.tq, self.overlap_s = tq, overlap_s
+        lens = torch.as_tensor(batch.prompt_lens + batch.size.length, dtype=torch.int64)
+        offsets = torch.zeros(len(lens) + 1, dtype=torch.int64)
+        offsets[1:] = lens.cumsum(0)
+        gen = torch.Generator().manual_seed(seed)
+        values = torch.empty(int(offsets[-1]), dtype=torch.float32).normal_(-1.0, 0.5, generator=gen).clamp_(max=0.0)
+        self.log_probs = torch.nested.nested_tensor_from_jagged(values, offsets)
+        self.entropy = torch.nested.nested_tensor_from_jagged(values.neg(), offsets)
+        self.keys = list(batch.meta.keys)
+        self.wall = self.cpu = 0.0
+
+    def compute_log_prob(self, batch):
+        from tensordict import TensorDict
+
+        t0, c0 = time.perf_counter(), time.thread_time()
+        if list(batch.keys) != self.keys:
+            raise RuntimeError("the faked worker group was built for another batch")
+        self.tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
+                             fields=TensorDict({"log_probs": self.log_probs, "entropy": self.entropy},
+                                               batch_size=len(batch.keys)))
+        self.cpu += time.thread_time() - c0
+        time.sleep(self.overlap_s)
+        self.wall += time.perf_counter() - t0
+        return batch
 
 
 # --------------------------------------------------------------------------- arms
+#: the arms whose step reads ``old_log_probs`` back from TransferQueue at advantage time
+READS_BACK = frozenset({"unlikely_bypass"})
+
+
 def arm_overrides(arm: str, judge_url: str, size: Size, run: int = 0) -> list[str]:
     """Config overrides of ``arm``.  The judge's model name changes with ``run``: the judge cache is
-    keyed by it, so every timed step sends its requests (a repeated step would be a cache hit)."""
-    common = [f"actor_rollout_ref.rollout.n={size.group}"]
+    keyed by it, so every timed step sends its requests (a repeated step would be a cache hit).
+    The rollout returns no log-probs (``calculate_log_probs=false``): verl's old-log-prob pass then
+    reads only ``log_probs``, ``entropy`` and ``response_mask``; in bypass mode the rollout's
+    log-probs are the old ones, so there it returns them."""
+    common = [f"actor_rollout_ref.rollout.n={size.group}",
+              f"actor_rollout_ref.rollout.calculate_log_probs={str(arm == 'unlikely_bypass').lower()}"]
     return (
         common
         + {
@@ -375,11 +500,13 @@ def arm_overrides(arm: str, judge_url: str, size: Size, run: int = 0) -> list[st
             ],
             "passk": ["algorithm.adv_estimator=passk_grpo", f"algorithm.passk.k={min(4, size.group)}"],
             "unlikely": ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.25"],
+            "unlikely_bypass": ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.25",
+                                "algorithm.rollout_correction.bypass_mode=true"],
         }[arm]
     )
 
 
-def make_trainer(arm: str, config, tokenizer):
+def make_trainer(arm: str, config, tokenizer, worker: ActorWorkerGroup):
     from verl.trainer.ppo.v1.trainer_base import get_trainer_cls
 
     from verl_focal.integration.trainer import hooked_trainer_cls
@@ -388,7 +515,16 @@ def make_trainer(arm: str, config, tokenizer):
     trainer = object.__new__(cls)
     trainer.config = config
     trainer.tokenizer = tokenizer
+    trainer.actor_rollout_wg = worker
     return trainer
+
+
+def has_prefetch(config) -> bool:
+    """Whether the hook starts background work at the old-log-prob pass for this config."""
+    from verl_focal.integration.registration import get_spec
+
+    spec = get_spec(config.algorithm.adv_estimator)
+    return spec is not None and spec.prefetch is not None
 
 
 SPLIT_KEYS = {
@@ -401,36 +537,42 @@ SPLIT_KEYS = {
     "judge_wait": "judge/wait_s",
     "prefetch_wait": "verl_focal/prefetch_wait_s",
 }
+METRICS_KEPT = ("verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
+                "cue/groups_from_text", "cue/groups_prefetched", "judge/fallback_rate", "judge/requests",
+                "verl_focal/advantage_s", "passk/groups", "unlikely/correct_rows",
+                "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_probs_read_back", "actor/entropy")
 
 
-def run_arm(arm: str, trainer, batch: Batch, timers: Timers, overlap_s: float) -> dict:
-    """One step as the trainer runs it: ``_focal_prefetch`` (what ``_compute_old_log_prob`` calls
-    first; a background thread for the cue estimators, nothing for the others), ``overlap_s`` of
-    stand-in old-log-prob time, then ``_compute_advantage``.  Wall time excludes the stand-in
-    window; CPU time includes whatever ran in the background during it."""
+def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorkerGroup, overlap_s: float) -> dict:
+    """One step as the trainer runs it: verl's ``_compute_old_log_prob`` (ours wraps it: the hook's
+    prefetch starts first, in a background thread for the cue estimators; the faked worker group
+    writes the log-probs and stands in ``overlap_s`` more), then ``_compute_advantage``.
+
+    The step is charged the driver's part only: wall time less the worker group's, CPU time (this
+    process, all threads) less the worker group's main-thread CPU.  Arms with nothing in the
+    background get no stand-in time (it would change nothing)."""
     release_memory()
     timers.t.clear()
     metrics: dict = {}
+    worker.overlap_s = overlap_s if arm != "grpo" and has_prefetch(trainer.config) else 0.0
+    w0, wc0 = worker.wall, worker.cpu
     with PeakRSS() as mem:
         c0, t0 = time.process_time(), time.perf_counter()
-        if hasattr(trainer, "_focal_prefetch"):
-            trainer._focal_prefetch(batch.meta)
-        prefetch_wall = time.perf_counter() - t0
-        time.sleep(overlap_s)  # the old-log-prob pass: not charged to the step's wall time
-        t0 = time.perf_counter()
+        trainer._compute_old_log_prob(batch.meta, metrics)
+        t1 = time.perf_counter()
         trainer._compute_advantage(batch.meta, metrics)
-        wall = time.perf_counter() - t0 + prefetch_wall
+        t2 = time.perf_counter()
         cpu = time.process_time() - c0
+    olp = t1 - t0 - (worker.wall - w0)
     split = {k: float(metrics[v]) for k, v in SPLIT_KEYS.items() if v in metrics}
+    split["old_log_prob"] = olp  # the driver's part of verl's pass (with the hook's tap, if any)
+    split["advantage"] = t2 - t1
     split["estimator"] = timers.t.get("estimator", 0.0)
     split["credit"] = timers.t.get("credit", 0.0)
     split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0)
-    extra = {k: float(v) for k, v in metrics.items()
-             if k in ("verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
-                      "cue/groups_from_text", "judge/fallback_rate", "judge/requests", "verl_focal/advantage_s",
-                      "passk/groups", "unlikely/correct_rows", "unlikely/nonfinite_logprob_rows")}
-    return {"arm": arm, "wall_s": wall, "cpu_s": cpu, "peak_extra_rss_mib": mem.extra / 2**20,
-            "split": split, "metrics": extra}
+    extra = {k: float(v) for k, v in metrics.items() if k in METRICS_KEPT}
+    return {"arm": arm, "wall_s": olp + t2 - t1, "cpu_s": cpu - (worker.cpu - wc0),
+            "peak_extra_rss_mib": mem.extra / 2**20, "split": split, "metrics": extra}
 
 
 def summarise(runs: list[dict]) -> dict:
@@ -442,6 +584,7 @@ def summarise(runs: list[dict]) -> dict:
     return {
         "arm": runs[0]["arm"],
         "repeats": len(runs),
+        "reads_back": runs[0]["arm"] in READS_BACK,
         "wall_s": med([r["wall_s"] for r in runs]),
         "cpu_s": med([r["cpu_s"] for r in runs]),
         "wall_s_all": [r["wall_s"] for r in runs],
@@ -453,39 +596,57 @@ def summarise(runs: list[dict]) -> dict:
 
 
 # --------------------------------------------------------------------------- reward side
-def reward_side(samples: list[tuple[str, str]]) -> dict:
+def reward_side(samples: list[tuple[str, str, bool]]) -> dict:
     """Per response, in batch order and once each (as a reward worker meets them): our
-    ``compute_score`` without ``cue_set`` (the math-verify check), then the ``cue_sig`` it adds with
-    ``cue_set`` (``verl_focal.partition.cues.signature``).  verl's own math-verify scorer
-    (which parses the whole response) is timed on the same responses for reference."""
+    ``compute_score`` without ``cue_set``, then with ``cue_set="math_v1"`` (which adds the
+    ``cue_sig``: extracted from correct responses only), then verl's ``math_verify`` scorer."""
     from verl.utils.reward_score import math_verify as verl_math_verify
 
-    from verl_focal.partition.cues import signature
     from verl_focal.reward import compute_score
 
     warm = "<think>warm up</think> The answer is $\\boxed{\\frac{1}{2}}$."
     compute_score("verl_focal/math", warm, "\\frac{1}{2}", cue_set="math_v1")  # imports, catalogue
     verl_math_verify.compute_score(warm, "\\frac{1}{2}")
-    plain, sig, verl_mv = [], [], []
-    for text, gt in samples:
+    plain, cue, verl_mv, correct = [], [], [], []
+    for text, gt, ok in samples:
         t0 = time.perf_counter()
-        compute_score("verl_focal/math", text, gt)
+        r = compute_score("verl_focal/math", text, gt)
         t1 = time.perf_counter()
-        signature(text, "math_v1")
+        compute_score("verl_focal/math", text, gt, cue_set="math_v1")
         t2 = time.perf_counter()
-        plain.append(t1 - t0)
-        sig.append(t2 - t1)
-    for text, gt in samples:
-        t0 = time.perf_counter()
         verl_math_verify.compute_score(text, gt)
-        verl_mv.append(time.perf_counter() - t0)
-    mv, ex = statistics.median(plain), statistics.median(sig)
-    return {"responses": len(samples), "chars_median": statistics.median(len(t) for t, _ in samples),
-            "math_verify_ms_median": 1e3 * mv, "cue_sig_ms_median": 1e3 * ex,
-            "fraction_median": ex / mv if mv else float("nan"),
-            "fraction_of_totals": sum(sig) / sum(plain) if sum(plain) else float("nan"),
-            "verl_math_verify_ms_median": 1e3 * statistics.median(verl_mv),
-            "fraction_of_verl_math_verify": sum(sig) / sum(verl_mv) if sum(verl_mv) else float("nan")}
+        t3 = time.perf_counter()
+        plain.append(t1 - t0)
+        cue.append(t2 - t1)
+        verl_mv.append(t3 - t2)
+        correct.append(bool(r["acc"] > 0))
+        if correct[-1] != ok:
+            raise RuntimeError(f"the scorer graded a generated response {'wrong' if ok else 'right'}: "
+                               f"ground truth {gt!r}, ends {text[-120:]!r}")
+
+    def ms(xs, sel=None):
+        xs = [x for x, c in zip(xs, correct) if sel is None or c == sel]
+        return {"median": 1e3 * statistics.median(xs), "mean": 1e3 * statistics.fmean(xs)} if xs else None
+
+    return {"responses": len(samples), "correct": sum(correct),
+            "chars_median": statistics.median(len(t) for t, _, _ in samples),
+            "ours_ms": ms(plain), "ours_cue_set_ms": ms(cue), "verl_math_verify_ms": ms(verl_mv),
+            "ours_ms_correct": ms(plain, True), "ours_cue_set_ms_correct": ms(cue, True),
+            "ours_ms_wrong": ms(plain, False), "ours_cue_set_ms_wrong": ms(cue, False),
+            "cue_set_extra_of_totals": sum(cue) / sum(plain) - 1 if sum(plain) else float("nan")}
+
+
+def fmt_reward(rs: dict) -> str:
+    def one(d):
+        return "n/a" if d is None else f"{d['mean']:.2f} ms (median {d['median']:.2f})"
+
+    return (f"reward side, per response ({rs['responses']} responses, {rs['correct']} correct, median "
+            f"{rs['chars_median']:.0f} chars):\n"
+            f"  ours {one(rs['ours_ms'])}; with cue_set {one(rs['ours_cue_set_ms'])} "
+            f"(+{100 * rs['cue_set_extra_of_totals']:.1f}% of the sums)\n"
+            f"  correct rows: ours {one(rs['ours_ms_correct'])}, with cue_set {one(rs['ours_cue_set_ms_correct'])}\n"
+            f"  wrong rows:   ours {one(rs['ours_ms_wrong'])}, with cue_set {one(rs['ours_cue_set_ms_wrong'])}\n"
+            f"  verl's math_verify scorer {one(rs['verl_math_verify_ms'])}")
 
 
 # --------------------------------------------------------------------------- judge process
@@ -502,9 +663,10 @@ def start_judge(latency: float) -> tuple[subprocess.Popen, str]:
 # --------------------------------------------------------------------------- report
 def fmt_table(size: Size, results: dict[str, dict]) -> str:
     base = results.get("grpo")
-    cols = ["fetch", "decode", "partition", "prepare", "credit", "estimator"]
-    head = (f"{'arm':<10} {'wall s':>8} {'x base':>7} {'+s':>7} {'cpu s':>8} {'x base':>7} {'+cpu s':>7} "
-            + " ".join(f"{c:>9}" for c in cols) + f" {'join s':>7} {'+RSS MiB':>9}")
+    cols = ["old_log_prob", "advantage", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
+    names = ["olp pass", "adv step", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
+    head = (f"{'arm':<16} {'wall s':>8} {'x base':>7} {'+s':>7} {'cpu s':>8} {'x base':>7} {'+cpu s':>7} "
+            + " ".join(f"{c:>9}" for c in names) + f" {'join s':>7} {'+RSS MiB':>9} {'reads back':>10}")
     lines = [f"== {size.label} ({size.rows // size.group} prompts x {size.group}) ==", head]
     for arm, r in results.items():
         sp = r["split"]
@@ -512,9 +674,9 @@ def fmt_table(size: Size, results: dict[str, dict]) -> str:
         bw = base["wall_s"] if base else float("nan")
         bc = base["cpu_s"] if base else float("nan")
         lines.append(
-            f"{arm:<10} {w:8.3f} {w / bw:7.3f} {w - bw:+7.2f} {c:8.3f} {c / bc:7.3f} {c - bc:+7.2f} "
+            f"{arm:<16} {w:8.3f} {w / bw:7.3f} {w - bw:+7.2f} {c:8.3f} {c / bc:7.3f} {c - bc:+7.2f} "
             + " ".join(f"{sp.get(k, 0.0):9.3f}" for k in cols)
-            + f" {sp.get('join', 0.0):7.3f} {r['peak_extra_rss_mib']:9.0f}"
+            + f" {sp.get('join', 0.0):7.3f} {r['peak_extra_rss_mib']:9.0f} {'yes' if r['reads_back'] else 'no':>10}"
         )
     return "\n".join(lines)
 
@@ -524,16 +686,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default=None, help=f"ROWSxTOKENS[/GROUP],... (default {DEFAULT_SIZES})")
     ap.add_argument("--quick", action="store_true", help=f"tiny smoke run: --sizes {QUICK_SIZES}, one repeat")
     ap.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated subset of {','.join(ARMS)}")
-    ap.add_argument("--repeats", type=int, default=None, help="steps per arm (median reported; default 3, --quick 1)")
+    ap.add_argument("--repeats", type=int, default=None,
+                    help=f"steps per arm (median reported; default 3 up to {BIG_ROWS} rows, 1 above; --quick 1)")
     ap.add_argument("--judge-latency", type=float, default=0.5, help="loopback judge seconds per request")
     ap.add_argument("--overlap-s", type=float, default=None,
-                    help="stand-in old-log-prob time between prefetch and step (default 4, --quick 1)")
+                    help="extra stand-in time of the old-log-prob pass, not charged to the step "
+                         "(default 4, --quick 1)")
     ap.add_argument("--vocab", type=int, default=4096, help="BPE vocabulary size")
     ap.add_argument("--reward-samples", type=int, default=32, help="responses timed on the reward side (0: skip)")
     ap.add_argument("--json", default="outputs/advantage_step.json", help="where to write the results")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cache-dir", default="outputs/cache", help="generated rows are kept here for the next run")
-    ap.add_argument("--no-cache", action="store_true", help="generate the rows afresh and keep nothing")
+    ap.add_argument("--cache-dir", default="outputs/cache",
+                    help="the tokenizer and the response pools are kept here for the next run")
+    ap.add_argument("--no-cache", action="store_true", help="generate afresh and keep nothing")
     args = ap.parse_args(argv)
     try:
         sizes = parse_sizes(args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES))
@@ -547,13 +712,19 @@ def main(argv: list[str] | None = None) -> int:
                             + f"; choose from {','.join(ARMS)}")
         if "grpo" in arms:
             arms = ["grpo"] + [a for a in arms if a != "grpo"]
-        repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
-        if repeats < 1:
-            raise UserError(f"--repeats={repeats} must be >= 1")
+        if args.repeats is not None and args.repeats < 1:
+            raise UserError(f"--repeats={args.repeats} must be >= 1")
         overlap = args.overlap_s if args.overlap_s is not None else (1.0 if args.quick else 4.0)
+        if overlap < 0:
+            raise UserError(f"--overlap-s={overlap} must be >= 0")
     except UserError as e:
         print(f"advantage_step.py: {e}", file=sys.stderr)
         return 2
+
+    def repeats_for(size: Size) -> int:
+        if args.repeats is not None:
+            return args.repeats
+        return 1 if args.quick or size.rows > BIG_ROWS else 3
 
     t_all = time.perf_counter()
     import ray
@@ -565,7 +736,8 @@ def main(argv: list[str] | None = None) -> int:
     import verl_focal.partition.judge  # noqa: F401  (registers the judge partitioner)
     from verl_focal.integration.preflight import compose_config
 
-    tok, cpt = build_tokenizer(args.vocab, seed=args.seed)
+    cache_dir = None if args.no_cache else Path(args.cache_dir)
+    tok, cpt = build_tokenizer(args.vocab, seed=args.seed, cache_dir=cache_dir)
     cfg = compose_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"])
     started_ray = not ray.is_initialized()
     if started_ray:
@@ -577,43 +749,53 @@ def main(argv: list[str] | None = None) -> int:
     timers = Timers()
     report: dict[str, Any] = {
         "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "machine": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()},
         "tokenizer": {
             "kind": "byte-level BPE trained on bench/math_text.py",
             "vocab": args.vocab,
             "chars_per_token": cpt,
         },
+        "generator_version": GEN_VERSION,
+        "step": "driver time of verl's _compute_old_log_prob (faked actor worker group excluded) "
+                "+ _compute_advantage",
         "rss": "peak RSS of this process (sampling thread, every 2 ms, /proc/self/statm) "
                "minus RSS just before the step",
-        "cpu": "process user+system time of this (driver) process, all threads",
+        "cpu": "process user+system time of this (driver) process, all threads, less the faked worker "
+               "group's main-thread CPU",
         "judge": {"latency_s": args.judge_latency, "overlap_s": overlap},
+        "reads_back": sorted(READS_BACK & set(arms)),
         "sizes": {},
     }
+    warmed = False
     try:
         install_timers(timers)
         for size in sizes:
             batch = write_rows(tq, tok, cpt, size, partition="train", seed=args.seed + size.rows,
-                               cache_dir=None if args.no_cache else Path(args.cache_dir),
-                               n_samples=args.reward_samples or 1)
+                               cache_dir=cache_dir, n_samples=args.reward_samples or 1,
+                               rollout_log_probs="unlikely_bypass" in arms)
+            worker = ActorWorkerGroup(tq, batch, overlap, seed=args.seed)
             print(
                 f"[{size.label}] {'generated and ' if batch.generated else ''}"
                 f"wrote {size.rows} rows in {batch.write_s:.1f} s "
                 f"({batch.n_correct} correct, {batch.n_mixed_groups} groups with >= 2 correct and >= 1 wrong)",
                 flush=True,
             )
-            def trainer(a: str, run: int, size=size):  # called within this iteration only
-                return make_trainer(a, compose_config(arm_overrides(a, judge_url, size, run)), tok)
+
+            def trainer(a: str, run: int, size=size, worker=worker):  # called within this iteration only
+                return make_trainer(a, compose_config(arm_overrides(a, judge_url, size, run)), tok, worker)
 
             runs: dict[str, list[dict]] = {a: [] for a in arms}
-            # one untimed warm-up step per arm (imports, first-call caches), then interleaved repeats
-            for a in arms:
-                run_arm(a, trainer(a, 0), batch, timers, overlap)
-            for rep in range(1, repeats + 1):
+            if not warmed:  # one untimed step per arm (imports, first-call caches), at the first size only
                 for a in arms:
-                    runs[a].append(run_arm(a, trainer(a, rep), batch, timers, overlap))
+                    run_arm(a, trainer(a, 0), batch, timers, worker, overlap)
+                warmed = True
+            for rep in range(1, repeats_for(size) + 1):
+                for a in arms:
+                    runs[a].append(run_arm(a, trainer(a, rep), batch, timers, worker, overlap))
                     r = runs[a][-1]
                     print(
-                        f"  {a:<10} wall {r['wall_s']:7.3f} s  cpu {r['cpu_s']:7.3f} s  "
+                        f"  {a:<16} wall {r['wall_s']:7.3f} s  cpu {r['cpu_s']:7.3f} s  "
                         f"+rss {r['peak_extra_rss_mib']:6.0f} MiB  "
                         f"{json.dumps({k: round(v, 3) for k, v in r['split'].items()})}",
                         flush=True,
@@ -621,18 +803,14 @@ def main(argv: list[str] | None = None) -> int:
             results = {a: summarise(runs[a]) for a in arms}
             report["sizes"][size.label] = {"rows": size.rows, "tokens": size.length, "group": size.group,
                                            "correct_rows": batch.n_correct, "mixed_groups": batch.n_mixed_groups,
+                                           "write_s": batch.write_s, "generated": batch.generated,
                                            "arms": results}
             print(fmt_table(size, results), flush=True)
             if args.reward_samples and "reward_side" not in report:
                 report["reward_side"] = rs = reward_side(batch.samples[: args.reward_samples])
-                print(f"reward side ({rs['responses']} responses, median {rs['chars_median']:.0f} chars): "
-                      f"compute_score (math-verify) {rs['math_verify_ms_median']:.2f} ms, cue_sig adds "
-                      f"{rs['cue_sig_ms_median']:.3f} ms = {100 * rs['fraction_median']:.1f}% per response "
-                      f"(sums: {100 * rs['fraction_of_totals']:.1f}%; of verl's math_verify scorer, "
-                      f"{rs['verl_math_verify_ms_median']:.1f} ms: {100 * rs['fraction_of_verl_math_verify']:.1f}%)",
-                      flush=True)
+                print(fmt_reward(rs), flush=True)
             tq.kv_clear(keys=batch.meta.keys, partition_id="train")
-            del batch
+            del batch, worker
             release_memory()
     finally:
         if judge_proc is not None:
