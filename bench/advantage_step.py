@@ -1,56 +1,77 @@
-r"""The whole advantage step at production scale: verl's stock step against ours, per estimator.
+r"""The whole step around the advantage at production scale: verl's stock step against ours, per estimator.
 
-It goes through the v1 trainer's real ``_compute_advantage`` -- verl's own for the baseline,
-our hooked trainer mode (``focal_sync``) for the rest -- with a real TransferQueue on a local
-Ray cluster, as tests/integration does.  Only the trainer's GPU-bound ``__init__`` is skipped
-(the object is built with ``__new__``).  Rows are written as verl's agent loop writes them
-(``AgentLoopOutput.as_dict`` -> ``list_of_dict_to_tensordict`` -> ``kv_batch_put``: prompt and
-response token ids, response mask, ``rm_scores``, the reward extras ``acc`` / ``score`` /
-``cue_sig`` in ``extra_fields["reward_extra_info"]``), then ``old_log_probs`` as verl's
-old-log-prob pass writes them.  Responses are long competition-maths solutions
-(bench/math_text.py) tokenised with a byte-level BPE trained here, every row cut (or tiled) to
-exactly the response length, the answer kept at the end.
+Each step is what the v1 trainer runs from the old-log-prob pass to the advantages: verl's own
+``_compute_old_log_prob`` then ``_compute_advantage`` -- verl's stock trainer (``sync``) for the
+baseline, our hooked trainer mode (``focal_sync``) for the rest -- with a real TransferQueue on a
+local Ray cluster, as tests/integration does.  Only the trainer's GPU-bound ``__init__`` is skipped
+(the object is built with ``__new__``), and the actor worker group is faked: it is the GPU boundary,
+and it writes what the real workers write, ``log_probs`` and ``entropy`` for the batch's keys
+(:class:`ActorWorkerGroup`), then stands in ``--overlap-s`` more of GPU time.  verl's pass around it
+is the real one: it reads those back with ``response_mask``, writes ``old_log_probs`` and
+``entropy``, and computes the entropy metric.  The step is charged the driver's part only (the worker
+group's time is taken off).
 
-Arms (each timed for one step; the step is repeated ``--repeats`` times, arms interleaved):
+Rows are written as verl's agent loop writes them (``AgentLoopOutput.as_dict`` ->
+``list_of_dict_to_tensordict`` -> ``kv_batch_put``: prompt and response token ids, response mask,
+``rm_scores``, the reward extras ``acc`` / ``score`` / ``cue_sig`` in
+``extra_fields["reward_extra_info"]``).  The rollout returns no log-probs
+(``calculate_log_probs=false``) except in the bypass arm.  Responses are long competition-maths
+solutions (bench/math_text.py) tokenised with a byte-level BPE trained here: a pool of 64 groups
+per size, cut (or tiled) to exactly the response length with the answer kept at the end; the batch
+repeats the pool's groups, each row with its own tag after ``<think>`` so that no two rows are the
+same text.  The ``cue_sig`` extras are what the reward workers write with ``cue_set=math_v1``
+(extracted from correct rows only).  The tokenizer and the pools are cached under ``--cache-dir``,
+keyed by ``GEN_VERSION``.
 
-* ``grpo``        verl's stock ``grpo`` in the stock ``sync`` trainer mode: the baseline
-* ``f_grpo``      through the hook
-* ``cue_sig``     ``cue_grpo``, clusters from the reward-side ``cue_sig`` extras (``source=auto``)
-* ``cue_text``    ``cue_grpo`` with ``algorithm.cue.source=text``: the hook decodes, the cues are extracted
-* ``f_cue``       ``f_cue_grpo`` (``source=auto``, signatures present)
-* ``cue_judge``   ``cue_grpo`` with the judge partitioner against a loopback judge (``--judge-latency``
-                  per request)
-* ``passk``       ``passk_grpo`` with ``algorithm.passk.k=4`` (needs only ``acc``)
-* ``unlikely``    ``unlikely_grpo`` (β = 0.25): the hook also reads ``old_log_probs`` and
-                  ``response_mask`` back from TransferQueue at advantage time (counted in ``fetch``)
+Arms (each timed for one step; steps are repeated, arms interleaved; one untimed warm-up step per
+arm at the first size):
 
-Every step runs as in the trainer: the hook's prefetch (what ``_compute_old_log_prob`` calls
-before verl's log-prob pass; a background thread for the cue estimators), ``--overlap-s`` of
-stand-in old-log-prob time (not charged to the wall time), then ``_compute_advantage``.
+* ``grpo``            verl's stock ``grpo`` in the stock ``sync`` trainer mode: the baseline
+* ``f_grpo``          through the hook
+* ``cue_sig``         ``cue_grpo``, clusters from the reward-side ``cue_sig`` extras (``source=auto``)
+* ``cue_text``        ``cue_grpo`` with ``algorithm.cue.source=text``: the hook's prefetch decodes the
+                      rows to partition and extracts their cues during the old-log-prob pass
+* ``f_cue``           ``f_cue_grpo`` (``source=auto``, signatures present)
+* ``cue_judge``       ``cue_grpo`` with the judge partitioner against a loopback judge
+                      (``--judge-latency`` per request); requests are sent during the pass
+* ``passk``           ``passk_grpo`` with ``algorithm.passk.k=4`` (needs only ``acc``)
+* ``unlikely``        ``unlikely_grpo`` (beta = 0.25): the hook reduces ``old_log_probs`` to one number
+                      per row while verl's pass writes them; nothing is read back
+* ``unlikely_bypass`` the same in verl's bypass mode (``rollout_correction.bypass_mode=true``): the pass
+                      copies the rollout's log-probs and reads no ``response_mask``, so the advantage
+                      step reads ``old_log_probs`` and ``response_mask`` back (counted in ``fetch``)
 
-Per arm: wall and CPU time of the step (CPU = this process's user+system time, all threads;
-the TransferQueue storage actor and the judge run in other processes) and the ratio to the
-baseline; the split read from the step's own metrics (``verl_focal/fetch_s``,
-``verl_focal/decode_s``, ``verl_focal/prepare_s``, ``cue/partition_time_s``, and ``join``: the
-time the step blocked on the prefetch thread and the judge) plus the time
-spent inside the registered estimator and in the credit rule (measured by wrapping the
-functions); peak extra RSS of this process during the step over its RSS just before, from a
-sampling thread (every 2 ms, ``/proc/self/statm``).
+Only ``unlikely_bypass`` reads log-probs back (column ``reads back``; metric
+``verl_focal/old_log_probs_read_back``).  The cue arms' prefetch runs in a background thread from the
+start of the pass; the arms without background work get no stand-in time.
 
-Reward side: per response, the time ``verl_focal.reward.compute_score`` takes without and with
-``cue_set`` (the extra is the ``cue_sig``), on a sample of the same responses, main thread.
+Per arm: wall and CPU time of the step (CPU = this process's user+system time, all threads, less the
+faked worker group's; the TransferQueue storage actor and the judge run in other processes) and the
+ratio to the baseline; the split: ``olp pass`` (the driver's part of verl's old-log-prob pass) and
+``adv step`` (``_compute_advantage``), and within the latter the step's own metrics
+(``verl_focal/fetch_s``, ``verl_focal/decode_s``, ``verl_focal/prepare_s``,
+``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread and the
+judge) plus the time spent inside the registered estimator and in the credit rule (measured by
+wrapping the functions); peak extra RSS of this process during the step over its RSS just before,
+from a sampling thread (every 2 ms, ``/proc/self/statm``).
+
+Reward side: per response, on the first ``--reward-samples`` rows of the first size, main thread:
+``verl_focal.reward.compute_score`` without and with ``cue_set="math_v1"`` (which adds ``cue_sig``),
+and verl's ``math_verify`` scorer.
 
     PYTHONPATH=$PWD python bench/advantage_step.py                       # both sizes
     PYTHONPATH=$PWD python bench/advantage_step.py --sizes 2048x8192     # one size
-    PYTHONPATH=$PWD python bench/advantage_step.py --quick               # smoke test (seconds)
+    PYTHONPATH=$PWD python bench/advantage_step.py --quick               # a tiny run
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import ctypes
 import gc
 import json
+import logging
 import os
 import random
 import statistics
@@ -264,7 +285,7 @@ def _tag_ids(tok) -> tuple[int, list[int], int]:
     """Where the row tag goes (after ``<think>``), the token ids of the digits, and the tag width."""
     think = tok("<think>", add_special_tokens=False)["input_ids"]
     digits = tok.convert_tokens_to_ids(list("0123456789"))
-    return len(think), digits, TAG_DIGITS + 2
+    return len(think), digits, TAG_DIGITS + 3  # newline, hash, digits, newline
 
 
 TAG_DIGITS = 7
@@ -311,9 +332,9 @@ def generate_pool(tok, chars_per_token: float, size: Size, seed: int, chunk: int
         bodies, tails = zip(*(math_text.make_response(rng, p, c, min_chars, method=m) for _, p, c, m in part))
         enc = tok(list(bodies) + list(tails), add_special_tokens=False)["input_ids"]
         for k, (b, t) in enumerate(zip(enc[: len(part)], enc[len(part):])):
-            need = need_row - len(t)
+            need = max(need_row - len(t), 0)
             reps = -(-need // len(b))  # tile a short reasoning part up to the budget
-            ids[start + k] = (b * reps)[:need] + t
+            ids[start + k] = ((b * reps)[:need] + t)[-need_row:]  # a tiny budget keeps the answer's end
     acc = np.array([float(r[2]) for r in plan])
     texts = tok.batch_decode(ids[acc > 0.5].tolist(), skip_special_tokens=True) if (acc > 0.5).any() else []
     it = iter(texts)
@@ -473,9 +494,9 @@ class ActorWorkerGroup:
 READS_BACK = frozenset({"unlikely_bypass"})
 
 
-def arm_overrides(arm: str, judge_url: str, size: Size, run: int = 0) -> list[str]:
-    """Config overrides of ``arm``.  The judge's model name changes with ``run``: the judge cache is
-    keyed by it, so every timed step sends its requests (a repeated step would be a cache hit).
+def arm_overrides(arm: str, judge_url: str, size: Size) -> list[str]:
+    """Config overrides of ``arm``.  (The judge's model name is set anew for every step: the judge
+    cache is keyed by it, so every timed step sends its requests.)
     The rollout returns no log-probs (``calculate_log_probs=false``): verl's old-log-prob pass then
     reads only ``log_probs``, ``entropy`` and ``response_mask``; in bypass mode the rollout's
     log-probs are the old ones, so there it returns them."""
@@ -493,7 +514,7 @@ def arm_overrides(arm: str, judge_url: str, size: Size, run: int = 0) -> list[st
                 "algorithm.adv_estimator=cue_grpo",
                 "algorithm.cue.partitioner=judge",
                 f"algorithm.cue.judge.base_url={judge_url}",
-                f"algorithm.cue.judge.model=bench-{size.label}-{run}",
+                f"algorithm.cue.judge.model=bench-{size.label}",
                 "algorithm.cue.judge.max_concurrency=128",
                 "algorithm.cue.judge.timeout_s=60",
                 "algorithm.cue.judge.max_retries=0",
@@ -504,6 +525,19 @@ def arm_overrides(arm: str, judge_url: str, size: Size, run: int = 0) -> list[st
                                 "algorithm.rollout_correction.bypass_mode=true"],
         }[arm]
     )
+
+
+def arm_config(base, overrides: list[str]):
+    """``base`` (a composed trainer config) with ``KEY=VALUE`` overrides set as Hydra would set them
+    (values parsed as YAML; struct mode refuses an unknown key): one Hydra composition serves every arm."""
+    import yaml
+    from omegaconf import OmegaConf
+
+    cfg = copy.deepcopy(base)
+    for item in overrides:
+        key, _, value = item.partition("=")
+        OmegaConf.update(cfg, key, yaml.safe_load(value), merge=False)
+    return cfg
 
 
 def make_trainer(arm: str, config, tokenizer, worker: ActorWorkerGroup):
@@ -596,6 +630,8 @@ def summarise(runs: list[dict]) -> dict:
 
 
 # --------------------------------------------------------------------------- reward side
+WARM_RESPONSE = "<think>warm up</think> The answer is $\\boxed{\\frac{1}{2}}$."
+
 def reward_side(samples: list[tuple[str, str, bool]]) -> dict:
     """Per response, in batch order and once each (as a reward worker meets them): our
     ``compute_score`` without ``cue_set``, then with ``cue_set="math_v1"`` (which adds the
@@ -604,9 +640,8 @@ def reward_side(samples: list[tuple[str, str, bool]]) -> dict:
 
     from verl_focal.reward import compute_score
 
-    warm = "<think>warm up</think> The answer is $\\boxed{\\frac{1}{2}}$."
-    compute_score("verl_focal/math", warm, "\\frac{1}{2}", cue_set="math_v1")  # imports, catalogue
-    verl_math_verify.compute_score(warm, "\\frac{1}{2}")
+    compute_score("verl_focal/math", WARM_RESPONSE, "\\frac{1}{2}", cue_set="math_v1")  # imports, catalogue
+    verl_math_verify.compute_score(WARM_RESPONSE, "\\frac{1}{2}")
     plain, cue, verl_mv, correct = [], [], [], []
     for text, gt, ok in samples:
         t0 = time.perf_counter()
@@ -732,6 +767,12 @@ def main(argv: list[str] | None = None) -> int:
     import verl  # noqa: F401
     from omegaconf import open_dict
 
+    if args.reward_samples:  # verl's math_verify scorer starts a process pool: let it start during the setup
+        from verl.utils.reward_score import math_verify as verl_math_verify
+
+        warm = threading.Thread(target=verl_math_verify.compute_score, args=(WARM_RESPONSE, "\\frac{1}{2}"),
+                                daemon=True)
+        warm.start()
     import verl_focal.integration.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
     import verl_focal.partition.judge  # noqa: F401  (registers the judge partitioner)
     from verl_focal.integration.preflight import compose_config
@@ -739,14 +780,20 @@ def main(argv: list[str] | None = None) -> int:
     cache_dir = None if args.no_cache else Path(args.cache_dir)
     tok, cpt = build_tokenizer(args.vocab, seed=args.seed, cache_dir=cache_dir)
     cfg = compose_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"])
+    common_cfg = compose_config()
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(num_cpus=16, include_dashboard=False, log_to_driver=False)
     with open_dict(cfg):
         cfg.transfer_queue.enable = True
     tq.init(cfg.transfer_queue)
+    # every kv_batch_get logs that it caps its threads at the machine's cores: once is enough
+    logging.getLogger("transfer_queue.utils.common").setLevel(logging.ERROR)
     judge_proc, judge_url = start_judge(args.judge_latency) if "cue_judge" in arms else (None, "")
     timers = Timers()
+    gc.freeze()  # what is loaded by now lives to the end: the collections between steps skip it
+    setup_s = time.perf_counter() - t_all
+    print(f"[setup] tokenizer, Ray, TransferQueue{', judge' if judge_proc else ''}: {setup_s:.1f} s", flush=True)
     report: dict[str, Any] = {
         "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
@@ -765,6 +812,7 @@ def main(argv: list[str] | None = None) -> int:
                "group's main-thread CPU",
         "judge": {"latency_s": args.judge_latency, "overlap_s": overlap},
         "reads_back": sorted(READS_BACK & set(arms)),
+        "setup_s": setup_s,
         "sizes": {},
     }
     warmed = False
@@ -782,10 +830,16 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
 
-            def trainer(a: str, run: int, size=size, worker=worker):  # called within this iteration only
-                return make_trainer(a, compose_config(arm_overrides(a, judge_url, size, run)), tok, worker)
+            base_cfg = {a: arm_config(common_cfg, arm_overrides(a, judge_url, size)) for a in arms}
+
+            def trainer(a: str, run: int, size=size, worker=worker, base_cfg=base_cfg):  # this iteration only
+                cfg = copy.deepcopy(base_cfg[a])
+                if a == "cue_judge":  # the judge cache is keyed by the model name: a new one per step
+                    cfg.algorithm.cue.judge.model = f"bench-{size.label}-{run}"
+                return make_trainer(a, cfg, tok, worker)
 
             runs: dict[str, list[dict]] = {a: [] for a in arms}
+            t_steps = time.perf_counter()
             if not warmed:  # one untimed step per arm (imports, first-call caches), at the first size only
                 for a in arms:
                     run_arm(a, trainer(a, 0), batch, timers, worker, overlap)
@@ -804,8 +858,10 @@ def main(argv: list[str] | None = None) -> int:
             report["sizes"][size.label] = {"rows": size.rows, "tokens": size.length, "group": size.group,
                                            "correct_rows": batch.n_correct, "mixed_groups": batch.n_mixed_groups,
                                            "write_s": batch.write_s, "generated": batch.generated,
+                                           "steps_s": time.perf_counter() - t_steps,
                                            "arms": results}
             print(fmt_table(size, results), flush=True)
+            print(f"[{size.label}] steps: {report['sizes'][size.label]['steps_s']:.0f} s", flush=True)
             if args.reward_samples and "reward_side" not in report:
                 report["reward_side"] = rs = reward_side(batch.samples[: args.reward_samples])
                 print(fmt_reward(rs), flush=True)

@@ -1,5 +1,6 @@
-"""Smoke test of bench/advantage_step.py at a tiny size (a real run: Ray, TransferQueue, the
-loopback judge; numbers are not checked, only that every arm ran and what the hook read)."""
+"""Smoke test of bench/advantage_step.py at a tiny size: a real run (Ray, TransferQueue, verl's
+old-log-prob pass with the faked worker group, the loopback judge); the numbers are not checked,
+only that every arm ran, what the hook read, and what verl's pass wrote."""
 
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ def _module():
         (["--sizes", "2048x"], "--sizes: '2048x' is not ROWSxTOKENS[/GROUP]"),
         (["--sizes", "10x64/4"], "rows a multiple of the group"),
         (["--arms", "grpo,cue_sgi"], "unknown arm 'cue_sgi' (did you mean 'cue_sig'?)"),
+        (["--arms", "unlikely_bypas"], "unknown arm 'unlikely_bypas' (did you mean 'unlikely_bypass'?)"),
         (["--repeats", "0"], "--repeats=0 must be >= 1"),
+        (["--overlap-s", "-1"], "--overlap-s=-1.0 must be >= 0"),
     ],
 )
 def test_bad_options_exit_2_with_one_line(args, message, capsys):
@@ -39,30 +42,43 @@ def test_bad_options_exit_2_with_one_line(args, message, capsys):
     assert message in err and "\n" not in err
 
 
-@pytest.mark.slow  # starts Ray, TransferQueue and the judge process: about a minute on 2 idle cores
+@pytest.mark.slow  # starts Ray, TransferQueue and the judge process: about 20 s on 2 idle cores
 def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     out = tmp_path / "step.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
-        [sys.executable, str(BENCH), "--sizes", "32x96/8", "--repeats", "1", "--overlap-s", "0.5",
-         "--vocab", "400", "--reward-samples", "4", "--no-cache", "--json", str(out)],
+        [sys.executable, str(BENCH), "--sizes", "32x96/8", "--repeats", "1", "--overlap-s", "0",
+         "--judge-latency", "0.05", "--vocab", "400", "--reward-samples", "4", "--no-cache", "--json", str(out)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "== 32x96 (4 prompts x 8) ==" in proc.stdout
     report = json.loads(out.read_text())
+    assert report["reads_back"] == ["unlikely_bypass"]
     size = report["sizes"]["32x96"]
     arms = size["arms"]
-    assert list(arms) == ["grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely"]
-    for r in arms.values():
-        assert r["wall_s"] > 0 and r["cpu_s"] > 0 and r["peak_extra_rss_mib"] >= 0
+    assert list(arms) == ["grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely",
+                          "unlikely_bypass"]
+    for name, r in arms.items():
+        assert r["wall_s"] > 0 and r["cpu_s"] > 0 and r["peak_extra_rss_mib"] >= 0, name
+        assert r["split"]["old_log_prob"] > 0 and r["split"]["advantage"] > 0, name
+        if name != "unlikely_bypass":  # verl's own pass ran on what the faked worker group wrote
+            assert 0 < r["metrics"]["actor/entropy"] < 10, name
+    assert "actor/entropy" not in arms["unlikely_bypass"]["metrics"]  # bypass: the pass copies the rollout's
     assert arms["cue_sig"]["metrics"]["verl_focal/decoded_rows"] == 0  # signatures: no text read
     assert arms["cue_sig"]["metrics"]["cue/groups_from_text"] == 0
-    assert arms["cue_text"]["metrics"]["cue/groups_from_text"] == size["mixed_groups"]
+    # from text: the prefetch decoded the rows to partition and extracted their cues during the pass
+    assert arms["cue_text"]["metrics"]["cue/groups_from_text"] == size["mixed_groups"] > 0
+    assert arms["cue_text"]["metrics"]["cue/groups_prefetched"] == size["mixed_groups"]
     assert 0 < arms["cue_text"]["metrics"]["verl_focal/decoded_rows"] <= size["correct_rows"]
     assert arms["cue_judge"]["metrics"]["judge/fallback_rate"] == 0.0
-    assert report["reward_side"]["responses"] == 4
     assert arms["passk"]["metrics"]["passk/groups"] == 32 // 8
-    # unlikely_grpo ranked every correct row by the old_log_probs the hook read back from TransferQueue
-    assert arms["unlikely"]["metrics"]["unlikely/correct_rows"] == size["correct_rows"]
-    assert arms["unlikely"]["metrics"]["unlikely/nonfinite_logprob_rows"] == 0
+    # unlikely_grpo ranked every correct row; only in bypass mode were the log-probs read back
+    for name, read_back in (("unlikely", 0.0), ("unlikely_bypass", 1.0)):
+        m = arms[name]["metrics"]
+        assert m["unlikely/correct_rows"] == size["correct_rows"], name
+        assert m["unlikely/nonfinite_logprob_rows"] == 0, name
+        assert m["verl_focal/old_log_probs_read_back"] == read_back, name
+    rs = report["reward_side"]
+    assert rs["responses"] == 4 and 0 < rs["correct"] < 4  # the scorer agreed with the generator on each
+    assert rs["ours_ms"]["mean"] > 0 and rs["ours_cue_set_ms"]["mean"] > 0 and rs["verl_math_verify_ms"]["mean"] > 0
