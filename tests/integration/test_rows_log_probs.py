@@ -53,3 +53,16 @@ def test_build_context_attaches_log_probs_only_when_needed():
     assert OLD_LOG_PROBS not in ctx.extras  # the need itself is not looked up as a reward extra
     ctx = build_context(["a", "a"], frozenset({"acc"}), old_log_probs=cols)
     assert OLD_LOG_PROB_SUM not in ctx.extras
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_jagged_layout_with_an_empty_row_and_an_integer_mask(dtype):
+    """verl's masks are int64; an empty response has no tokens; the sums accumulate in float64."""
+    rows = [[-0.5, -1.0, -0.25], [], [-2.0], [-1e-3] * 5000]
+    masks = [[1, 0, 1], [], [1], [1] * 5000]
+    lps = torch.nested.as_nested_tensor([torch.tensor(r, dtype=dtype) for r in rows], layout=torch.jagged)
+    ms = torch.nested.as_nested_tensor([torch.tensor(m, dtype=torch.int64) for m in masks], layout=torch.jagged)
+    cols = sequence_log_prob_columns(lps, ms)
+    exact = [sum(float(torch.tensor(x, dtype=dtype)) * m for x, m in zip(r, mk)) for r, mk in zip(rows, masks)]
+    assert cols[OLD_LOG_PROB_SUM].tolist() == pytest.approx(exact, rel=1e-12, abs=1e-12)
+    assert cols[OLD_LOG_PROB_TOKENS].tolist() == [2.0, 0.0, 1.0, 5000.0]

@@ -60,14 +60,22 @@ def sequence_log_prob_columns(log_probs: Any, masks: Any) -> dict[str, np.ndarra
         sums, counts = (lp * m).sum(-1), m.sum(-1)
     elif getattr(log_probs, "is_nested", False) and getattr(masks, "is_nested", False) and bool(
         torch.equal(log_probs.offsets(), masks.offsets())
-    ):  # jagged rows of equal lengths (verl's v1 layout): one segment sum over the flat values
-        lengths = log_probs.offsets().diff()
-        row = torch.repeat_interleave(torch.arange(lengths.numel(), device=lengths.device), lengths)
-        flat = log_probs.values().detach().to(torch.float64) * masks.values().detach().to(torch.float64)
-        sums = torch.zeros(lengths.numel(), dtype=torch.float64).index_add_(0, row, flat)
-        counts = torch.zeros(lengths.numel(), dtype=torch.float64).index_add_(
-            0, row, masks.values().detach().to(torch.float64)
-        )
+    ):  # jagged rows of equal lengths (verl's v1 layout): segment sums over the flat values, in float64
+        offsets = log_probs.offsets().cpu().numpy()
+        lengths = np.diff(offsets)
+        mask = masks.values().detach().cpu()
+        # a 0/1 mask: the product is exact in the log-probs' own dtype; the sums accumulate in float64
+        values = log_probs.values().detach().cpu()
+        if values.dtype not in (torch.float32, torch.float64):  # bfloat16 has no numpy dtype
+            values = values.float()
+        flat = (values * mask).numpy()
+        starts = offsets[:-1][lengths > 0]  # reduceat would take an empty row's start as one element
+        sums = np.zeros(len(lengths), dtype=np.float64)
+        counts = np.zeros(len(lengths), dtype=np.float64)
+        if starts.size:
+            sums[lengths > 0] = np.add.reduceat(flat, starts, dtype=np.float64)
+            counts[lengths > 0] = np.add.reduceat(mask.numpy(), starts, dtype=np.float64)
+        return {OLD_LOG_PROB_SUM: sums, OLD_LOG_PROB_TOKENS: counts}
     else:
         lp_rows = log_probs.unbind() if hasattr(log_probs, "unbind") else list(log_probs)
         m_rows = masks.unbind() if hasattr(masks, "unbind") else list(masks)

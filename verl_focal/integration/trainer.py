@@ -69,17 +69,21 @@ def _acc_key(algorithm_config: Any) -> str:
 class _LogProbTap:
     """Stands in for the ``transfer_queue`` module inside verl's ``_compute_old_log_prob`` (v1).
 
-    Every call passes through.  What that pass writes as ``old_log_probs`` is reduced on the spot to
-    each row's sequence log-prob and token count (:func:`~verl_focal.integration.rows.sequence_log_prob_columns`),
-    with the ``response_mask`` that the same pass reads: the advantage step then needs no read-back.  In
-    verl's bypass mode the pass reads no ``response_mask``; :meth:`columns` is then None and the hook
-    reads the columns back as before.
+    Every call passes through.  What that pass writes as ``old_log_probs`` is reduced to each row's
+    sequence log-prob and token count (:func:`~verl_focal.integration.rows.sequence_log_prob_columns`),
+    with the ``response_mask`` that the same pass reads, in a background thread started at that write:
+    it runs while verl finishes the pass (padding, the entropy metric) and any later pass, and the
+    advantage step joins it (:meth:`columns`) instead of reading the log-probs back.  In verl's bypass
+    mode the pass reads no ``response_mask``; :meth:`columns` is then None and the hook reads the
+    columns back as before.
     """
 
     def __init__(self, real: Any) -> None:
         self.real = real
         self._mask = None
-        self._log_probs = None
+        self._thread: threading.Thread | None = None
+        self._result: dict[str, np.ndarray] | None = None
+        self._error: Exception | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
@@ -96,20 +100,37 @@ class _LogProbTap:
     def kv_batch_put(self, *args: Any, **kwargs: Any):
         fields = kwargs.get("fields", args[2] if len(args) > 2 else None)
         try:
-            if fields is not None and "old_log_probs" in fields.keys():
-                self._log_probs = fields["old_log_probs"]
+            if fields is not None and "old_log_probs" in fields.keys() and self._mask is not None:
+                self._start(fields["old_log_probs"], self._mask)
         except Exception:  # noqa: BLE001
             pass
         return self.real.kv_batch_put(*args, **kwargs)
 
+    def _start(self, log_probs: Any, mask: Any) -> None:
+        self._mask = None  # the thread holds the tensors until it is done, nothing else here
+
+        def work() -> None:
+            try:
+                self._result = sequence_log_prob_columns(log_probs, mask)
+            except Exception as e:  # noqa: BLE001 - an optimisation: the hook reads them back instead
+                self._error = e
+
+        self._thread = threading.Thread(target=work, name="verl-focal-old-log-probs", daemon=True)
+        self._thread.start()
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
     def columns(self) -> dict[str, np.ndarray] | None:
-        if self._log_probs is None or self._mask is None:
+        if self._thread is None:
             return None
-        try:
-            return sequence_log_prob_columns(self._log_probs, self._mask)
-        except Exception as e:  # noqa: BLE001 - an optimisation: the hook reads them back instead
-            logger.warning("verl-focal: could not reduce old_log_probs in the pass (%s); reading them back", e)
+        self._thread.join()
+        if self._error is not None:
+            logger.warning("verl-focal: could not reduce old_log_probs in the pass (%s); reading them back",
+                           self._error)
             return None
+        return self._result
 
 
 class FocalHookMixin:
@@ -160,8 +181,8 @@ class FocalHookMixin:
         read_back = False
         tapped = getattr(self, "_focal_old_lp", None)
         if OLD_LOG_PROBS in needs and tapped is not None and tapped[:2] == (tuple(batch.keys), batch.partition_id):
-            old_lp = tapped[2]  # reduced while verl's old-log-prob pass wrote them: nothing to read back
-        elif OLD_LOG_PROBS in needs:
+            old_lp = tapped[2].columns()  # reduced since verl's old-log-prob pass wrote them: nothing to read back
+        if OLD_LOG_PROBS in needs and old_lp is None:
             read_back = True  # written by _compute_old_log_prob: fetched at advantage time, never in prefetch
             try:
                 lp = tq.kv_batch_get(
@@ -245,9 +266,8 @@ class FocalHookMixin:
             out = super()._compute_old_log_prob(batch, metrics)
         finally:
             trainer_base.tq = tap.real
-        columns = tap.columns()
-        if columns is not None:
-            self._focal_old_lp = (tuple(batch.keys), batch.partition_id, columns)
+        if tap.started:  # the reduction runs on; the advantage step joins it
+            self._focal_old_lp = (tuple(batch.keys), batch.partition_id, tap)
         return out
 
     def _focal_context_for(self, batch, spec) -> tuple[AdvantageStep, AdvantageContext]:
