@@ -23,8 +23,8 @@ same text.  The ``cue_sig`` extras are what the reward workers write with ``cue_
 (extracted from correct rows only).  The tokenizer and the pools are cached under ``--cache-dir``,
 keyed by ``GEN_VERSION``.
 
-Arms (each timed for one step; steps are repeated, arms interleaved; one untimed warm-up step per
-arm at the first size):
+Arms (each timed for one step; steps are repeated, arms interleaved; first one untimed warm-up step
+per arm on a small batch):
 
 * ``grpo``            verl's stock ``grpo`` in the stock ``sync`` trainer mode: the baseline
 * ``f_grpo``          through the hook
@@ -37,9 +37,11 @@ arm at the first size):
 * ``passk``           ``passk_grpo`` with ``algorithm.passk.k=4`` (needs only ``acc``)
 * ``unlikely``        ``unlikely_grpo`` (beta = 0.25): the hook reduces ``old_log_probs`` to one number
                       per row while verl's pass writes them; nothing is read back
-* ``unlikely_bypass`` the same in verl's bypass mode (``rollout_correction.bypass_mode=true``): the pass
-                      copies the rollout's log-probs and reads no ``response_mask``, so the advantage
-                      step reads ``old_log_probs`` and ``response_mask`` back (counted in ``fetch``)
+* ``grpo_bypass``     verl's stock ``grpo`` in verl's bypass mode (``rollout_correction.bypass_mode=true``):
+                      the pass only copies the rollout's log-probs (no worker call); the baseline of
+                      the ``*_bypass`` arms
+* ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the pass reads no ``response_mask``, so the
+                      advantage step reads ``old_log_probs`` and ``response_mask`` back (in ``fetch``)
 
 Only ``unlikely_bypass`` reads log-probs back (column ``reads back``; metric
 ``verl_focal/old_log_probs_read_back``).  The cue arms' prefetch runs in a background thread from the
@@ -47,8 +49,9 @@ start of the pass; the arms without background work get no stand-in time.
 
 Per arm: wall and CPU time of the step (CPU = this process's user+system time, all threads, less the
 faked worker group's; the TransferQueue storage actor and the judge run in other processes) and the
-ratio to the baseline; the split: ``olp pass`` (the driver's part of verl's old-log-prob pass) and
-``adv step`` (``_compute_advantage``), and within the latter the step's own metrics
+ratio to the baseline (``grpo``; ``grpo_bypass`` for ``unlikely_bypass``); the split: ``olp pass``
+(the driver's part of verl's old-log-prob pass) and ``adv step`` (``_compute_advantage``), and within
+the latter the step's own metrics
 (``verl_focal/fetch_s``, ``verl_focal/decode_s``, ``verl_focal/prepare_s``,
 ``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread and the
 judge) plus the time spent inside the registered estimator and in the credit rule (measured by
@@ -89,7 +92,11 @@ sys.path.insert(0, str(HERE))
 
 import math_text  # noqa: E402
 
-ARMS = ("grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely", "unlikely_bypass")
+ARMS = ("grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely", "grpo_bypass",
+        "unlikely_bypass")
+#: verl's stock estimator in the stock trainer mode: the baselines (``*_bypass`` arms are compared with
+#: ``grpo_bypass``)
+STOCK_ARMS = ("grpo", "grpo_bypass")
 #: above this many rows a size gets one timed step per arm by default (three below)
 BIG_ROWS = 4096
 DEFAULT_SIZES = "2048x8192/8,8192x8192/16"
@@ -501,7 +508,7 @@ def arm_overrides(arm: str, judge_url: str, size: Size) -> list[str]:
     reads only ``log_probs``, ``entropy`` and ``response_mask``; in bypass mode the rollout's
     log-probs are the old ones, so there it returns them."""
     common = [f"actor_rollout_ref.rollout.n={size.group}",
-              f"actor_rollout_ref.rollout.calculate_log_probs={str(arm == 'unlikely_bypass').lower()}"]
+              f"actor_rollout_ref.rollout.calculate_log_probs={str(arm.endswith('_bypass')).lower()}"]
     return (
         common
         + {
@@ -521,6 +528,7 @@ def arm_overrides(arm: str, judge_url: str, size: Size) -> list[str]:
             ],
             "passk": ["algorithm.adv_estimator=passk_grpo", f"algorithm.passk.k={min(4, size.group)}"],
             "unlikely": ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.25"],
+            "grpo_bypass": ["algorithm.adv_estimator=grpo", "algorithm.rollout_correction.bypass_mode=true"],
             "unlikely_bypass": ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.25",
                                 "algorithm.rollout_correction.bypass_mode=true"],
         }[arm]
@@ -545,7 +553,7 @@ def make_trainer(arm: str, config, tokenizer, worker: ActorWorkerGroup):
 
     from verl_focal.integration.trainer import hooked_trainer_cls
 
-    cls = get_trainer_cls("sync") if arm == "grpo" else hooked_trainer_cls("sync")
+    cls = get_trainer_cls("sync") if arm in STOCK_ARMS else hooked_trainer_cls("sync")
     trainer = object.__new__(cls)
     trainer.config = config
     trainer.tokenizer = tokenizer
@@ -588,7 +596,7 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorker
     release_memory()
     timers.t.clear()
     metrics: dict = {}
-    worker.overlap_s = overlap_s if arm != "grpo" and has_prefetch(trainer.config) else 0.0
+    worker.overlap_s = overlap_s if arm not in STOCK_ARMS and has_prefetch(trainer.config) else 0.0
     w0, wc0 = worker.wall, worker.cpu
     with PeakRSS() as mem:
         c0, t0 = time.process_time(), time.perf_counter()
@@ -635,7 +643,8 @@ WARM_RESPONSE = "<think>warm up</think> The answer is $\\boxed{\\frac{1}{2}}$."
 def reward_side(samples: list[tuple[str, str, bool]]) -> dict:
     """Per response, in batch order and once each (as a reward worker meets them): our
     ``compute_score`` without ``cue_set``, then with ``cue_set="math_v1"`` (which adds the
-    ``cue_sig``: extracted from correct responses only), then verl's ``math_verify`` scorer."""
+    ``cue_sig``: extracted from correct responses only; the two in turn in either order), then verl's
+    ``math_verify`` scorer."""
     from verl.utils.reward_score import math_verify as verl_math_verify
 
     from verl_focal.reward import compute_score
@@ -643,17 +652,18 @@ def reward_side(samples: list[tuple[str, str, bool]]) -> dict:
     compute_score("verl_focal/math", WARM_RESPONSE, "\\frac{1}{2}", cue_set="math_v1")  # imports, catalogue
     verl_math_verify.compute_score(WARM_RESPONSE, "\\frac{1}{2}")
     plain, cue, verl_mv, correct = [], [], [], []
-    for text, gt, ok in samples:
+    for k, (text, gt, ok) in enumerate(samples):
+        took = {}
+        # every other response the other way round: a second call on the same text may find warm caches
+        for cue_set in ((None, "math_v1") if k % 2 == 0 else ("math_v1", None)):
+            t0 = time.perf_counter()
+            r = compute_score("verl_focal/math", text, gt, cue_set=cue_set)
+            took[cue_set] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        r = compute_score("verl_focal/math", text, gt)
-        t1 = time.perf_counter()
-        compute_score("verl_focal/math", text, gt, cue_set="math_v1")
-        t2 = time.perf_counter()
         verl_math_verify.compute_score(text, gt)
-        t3 = time.perf_counter()
-        plain.append(t1 - t0)
-        cue.append(t2 - t1)
-        verl_mv.append(t3 - t2)
+        verl_mv.append(time.perf_counter() - t0)
+        plain.append(took[None])
+        cue.append(took["math_v1"])
         correct.append(bool(r["acc"] > 0))
         if correct[-1] != ok:
             raise RuntimeError(f"the scorer graded a generated response {'wrong' if ok else 'right'}: "
@@ -696,8 +706,12 @@ def start_judge(latency: float) -> tuple[subprocess.Popen, str]:
 
 
 # --------------------------------------------------------------------------- report
+def baseline(arm: str, results: dict[str, dict]) -> dict | None:
+    """The arm's baseline: verl's stock ``grpo`` step (in bypass mode for a ``*_bypass`` arm)."""
+    return results.get("grpo_bypass" if arm.endswith("_bypass") else "grpo")
+
+
 def fmt_table(size: Size, results: dict[str, dict]) -> str:
-    base = results.get("grpo")
     cols = ["old_log_prob", "advantage", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
     names = ["olp pass", "adv step", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
     head = (f"{'arm':<16} {'wall s':>8} {'x base':>7} {'+s':>7} {'cpu s':>8} {'x base':>7} {'+cpu s':>7} "
@@ -706,6 +720,7 @@ def fmt_table(size: Size, results: dict[str, dict]) -> str:
     for arm, r in results.items():
         sp = r["split"]
         w, c = r["wall_s"], r["cpu_s"]
+        base = baseline(arm, results)
         bw = base["wall_s"] if base else float("nan")
         bc = base["cpu_s"] if base else float("nan")
         lines.append(
@@ -745,8 +760,7 @@ def main(argv: list[str] | None = None) -> int:
             hint = difflib.get_close_matches(bad[0], ARMS, n=1)
             raise UserError(f"--arms: unknown arm {bad[0]!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                             + f"; choose from {','.join(ARMS)}")
-        if "grpo" in arms:
-            arms = ["grpo"] + [a for a in arms if a != "grpo"]
+        arms = [a for a in STOCK_ARMS if a in arms] + [a for a in arms if a not in STOCK_ARMS]
         if args.repeats is not None and args.repeats < 1:
             raise UserError(f"--repeats={args.repeats} must be >= 1")
         overlap = args.overlap_s if args.overlap_s is not None else (1.0 if args.quick else 4.0)
@@ -815,13 +829,23 @@ def main(argv: list[str] | None = None) -> int:
         "setup_s": setup_s,
         "sizes": {},
     }
-    warmed = False
     try:
         install_timers(timers)
+        # one untimed step per arm on a small batch first (imports, first-call caches)
+        wsize = Size(min(8 * sizes[0].group, sizes[0].rows), min(256, sizes[0].length), sizes[0].group)
+        wbatch = write_rows(tq, tok, cpt, wsize, partition="warmup", seed=args.seed, cache_dir=None,
+                            rollout_log_probs=any(a.endswith("_bypass") for a in arms))
+        wworker = ActorWorkerGroup(tq, wbatch, 0.0, seed=args.seed)
+        for a in arms:
+            run_arm(a, make_trainer(a, arm_config(common_cfg, arm_overrides(a, judge_url, wsize)), tok, wworker),
+                    wbatch, timers, wworker, 0.0)
+        tq.kv_clear(keys=wbatch.meta.keys, partition_id="warmup")
+        del wbatch, wworker
+        print(f"[warm-up] one step per arm at {wsize.label}: done at {time.perf_counter() - t_all:.1f} s", flush=True)
         for size in sizes:
             batch = write_rows(tq, tok, cpt, size, partition="train", seed=args.seed + size.rows,
                                cache_dir=cache_dir, n_samples=args.reward_samples or 1,
-                               rollout_log_probs="unlikely_bypass" in arms)
+                               rollout_log_probs=any(a.endswith("_bypass") for a in arms))
             worker = ActorWorkerGroup(tq, batch, overlap, seed=args.seed)
             print(
                 f"[{size.label}] {'generated and ' if batch.generated else ''}"
@@ -840,10 +864,6 @@ def main(argv: list[str] | None = None) -> int:
 
             runs: dict[str, list[dict]] = {a: [] for a in arms}
             t_steps = time.perf_counter()
-            if not warmed:  # one untimed step per arm (imports, first-call caches), at the first size only
-                for a in arms:
-                    run_arm(a, trainer(a, 0), batch, timers, worker, overlap)
-                warmed = True
             for rep in range(1, repeats_for(size) + 1):
                 for a in arms:
                     runs[a].append(run_arm(a, trainer(a, rep), batch, timers, worker, overlap))
@@ -855,6 +875,12 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
             results = {a: summarise(runs[a]) for a in arms}
+            for a, r in results.items():
+                base = baseline(a, results)
+                if base is not None:
+                    r["baseline"] = base["arm"]
+                    r["wall_x_baseline"] = r["wall_s"] / base["wall_s"]
+                    r["cpu_x_baseline"] = r["cpu_s"] / base["cpu_s"]
             report["sizes"][size.label] = {"rows": size.rows, "tokens": size.length, "group": size.group,
                                            "correct_rows": batch.n_correct, "mixed_groups": batch.n_mixed_groups,
                                            "write_s": batch.write_s, "generated": batch.generated,

@@ -57,14 +57,16 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     assert report["reads_back"] == ["unlikely_bypass"]
     size = report["sizes"]["32x96"]
     arms = size["arms"]
-    assert list(arms) == ["grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely",
-                          "unlikely_bypass"]
+    assert list(arms) == ["grpo", "grpo_bypass", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk",
+                          "unlikely", "unlikely_bypass"]
+    assert arms["unlikely_bypass"]["baseline"] == "grpo_bypass" and arms["unlikely"]["baseline"] == "grpo"
     for name, r in arms.items():
         assert r["wall_s"] > 0 and r["cpu_s"] > 0 and r["peak_extra_rss_mib"] >= 0, name
         assert r["split"]["old_log_prob"] > 0 and r["split"]["advantage"] > 0, name
-        if name != "unlikely_bypass":  # verl's own pass ran on what the faked worker group wrote
+        if name.endswith("_bypass"):  # the pass only copies the rollout's log-probs
+            assert "actor/entropy" not in r["metrics"], name
+        else:  # verl's own pass ran on what the faked worker group wrote
             assert 0 < r["metrics"]["actor/entropy"] < 10, name
-    assert "actor/entropy" not in arms["unlikely_bypass"]["metrics"]  # bypass: the pass copies the rollout's
     assert arms["cue_sig"]["metrics"]["verl_focal/decoded_rows"] == 0  # signatures: no text read
     assert arms["cue_sig"]["metrics"]["cue/groups_from_text"] == 0
     # from text: the prefetch decoded the rows to partition and extracted their cues during the pass
