@@ -56,7 +56,7 @@ the latter the step's own metrics
 ``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread and the
 judge) plus the time spent inside the registered estimator and in the credit rule (measured by
 wrapping the functions); peak extra RSS of this process during the step over its RSS just before,
-from a sampling thread (every 2 ms, ``/proc/self/statm``).
+from a sampling thread (every 2 ms, ``/proc/self/statm``), and its difference to the baseline's.
 
 Reward side: per response, on the first ``--reward-samples`` rows of the first size, main thread:
 ``verl_focal.reward.compute_score`` without and with ``cue_set="math_v1"`` (which adds ``cue_sig``),
@@ -715,7 +715,7 @@ def fmt_table(size: Size, results: dict[str, dict]) -> str:
     cols = ["old_log_prob", "advantage", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
     names = ["olp pass", "adv step", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
     head = (f"{'arm':<16} {'wall s':>8} {'x base':>7} {'+s':>7} {'cpu s':>8} {'x base':>7} {'+cpu s':>7} "
-            + " ".join(f"{c:>9}" for c in names) + f" {'join s':>7} {'+RSS MiB':>9} {'reads back':>10}")
+            + " ".join(f"{c:>9}" for c in names) + f" {'join s':>7} {'+RSS MiB':>9} {'vs base':>8} {'reads back':>10}")
     lines = [f"== {size.label} ({size.rows // size.group} prompts x {size.group}) ==", head]
     for arm, r in results.items():
         sp = r["split"]
@@ -726,7 +726,9 @@ def fmt_table(size: Size, results: dict[str, dict]) -> str:
         lines.append(
             f"{arm:<16} {w:8.3f} {w / bw:7.3f} {w - bw:+7.2f} {c:8.3f} {c / bc:7.3f} {c - bc:+7.2f} "
             + " ".join(f"{sp.get(k, 0.0):9.3f}" for k in cols)
-            + f" {sp.get('join', 0.0):7.3f} {r['peak_extra_rss_mib']:9.0f} {'yes' if r['reads_back'] else 'no':>10}"
+            + f" {sp.get('join', 0.0):7.3f} {r['peak_extra_rss_mib']:9.0f}"
+            + f" {r['peak_extra_rss_mib'] - (base['peak_extra_rss_mib'] if base else float('nan')):+8.0f}"
+            + f" {'yes' if r['reads_back'] else 'no':>10}"
         )
     return "\n".join(lines)
 
@@ -881,6 +883,7 @@ def main(argv: list[str] | None = None) -> int:
                     r["baseline"] = base["arm"]
                     r["wall_x_baseline"] = r["wall_s"] / base["wall_s"]
                     r["cpu_x_baseline"] = r["cpu_s"] / base["cpu_s"]
+                    r["peak_extra_rss_over_baseline_mib"] = r["peak_extra_rss_mib"] - base["peak_extra_rss_mib"]
             report["sizes"][size.label] = {"rows": size.rows, "tokens": size.length, "group": size.group,
                                            "correct_rows": batch.n_correct, "mixed_groups": batch.n_mixed_groups,
                                            "write_s": batch.write_s, "generated": batch.generated,
