@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 # name -> (module path, one-line help)
@@ -40,11 +41,37 @@ def _versions() -> str:
     return f"verl-focal {v('verl-focal')} (verl {v('verl')}, torch {v('torch')}, ray {v('ray')})"
 
 
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
+
+
+def with_suggestion(message: str) -> str:
+    """argparse's "invalid choice" message with a did-you-mean for the closest choice.
+
+    >>> with_suggestion("argument command: invalid choice: 'chek' (choose from 'check', 'cues')")
+    "unknown command: 'chek' (did you mean 'check'?); choose from check, cues"
+    >>> with_suggestion("argument --backend: invalid choice: 'vlm' (choose from 'vllm', 'sglang')")
+    "argument --backend: invalid choice: 'vlm' (did you mean 'vllm'?); choose from vllm, sglang"
+    """
+    from verl_focal.config.errors import did_you_mean
+
+    m = _INVALID_CHOICE.search(message)
+    if not m:
+        return message
+    choices = [c.strip().strip("'") for c in m.group("choices").split(",")]
+    hint = did_you_mean(m.group("value"), choices)
+    head = message[: m.start()]
+    what = "invalid choice"
+    if re.fullmatch(r"argument (command|\{[^}]*\}): ", head):  # a (nested) sub-command
+        head, what = "", "unknown command"
+    return f"{head}{what}: {m.group('value')!r}{hint}; choose from {', '.join(choices)}{message[m.end():]}"
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error in one line (the full usage stays under -h)."""
+    """argparse, with a usage error in one line (the full usage stays under -h) and a did-you-mean for a
+    mistyped choice (sub-command or option value)."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+        self.exit(2, f"{self.prog}: error: {with_suggestion(message)} (see {self.prog} -h)\n")
 
 
 def _top_parser() -> argparse.ArgumentParser:

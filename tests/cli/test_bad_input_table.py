@@ -35,6 +35,29 @@ def files(tmp_path_factory):
     (d / "groups.jsonl").write_text(json.dumps({"problem": "q", "solutions": ["a", "b"]}) + "\n")
     (d / "trace.txt").write_text("We use induction on n.\n")
     (d / "model").mkdir()  # a folder without config.json
+    (d / "hf").mkdir()  # passes the model-folder check; never loaded: every case below fails before that
+    (d / "hf" / "config.json").write_text("{}")
+    # eval inputs: each lacks what its sub-command needs, or is not JSONL at all
+    gen = {"uid": "u", "sample": 0, "data_source": "d", "response": "answer 2"}
+    (d / "nogt.jsonl").write_text(json.dumps(gen) + "\n")  # no ground_truth: cannot be scored
+    (d / "unscored.jsonl").write_text(json.dumps(dict(gen, ground_truth="2")) + "\n")  # no acc/score: no report
+    (d / "noprompt_gen.jsonl").write_text(json.dumps(dict(gen, ground_truth="2", acc=1)) + "\n")  # no prompt_text
+    (d / "nobase.jsonl").write_text(json.dumps({"prompt_text": "p", "response": "r"}) + "\n")  # no base_nll
+    (d / "empty.jsonl").write_text("")
+    (d / "blank.jsonl").write_text("\n\n")
+    (d / "notjson.jsonl").write_text("uid,response\nu,r\n")
+    (d / "runs_empty").mkdir()
+    (d / "runs_empty" / "grpo.jsonl").write_text("")
+    (d / "afile").write_text("x")
+    (d / "binary.dat").write_bytes(bytes(range(256)) * 4)
+    import pandas as pd
+
+    pd.DataFrame({"data_source": ["d"], "question": ["1+1?"],
+                  "reward_model": [{"ground_truth": "2"}]}).to_parquet(d / "noprompt.parquet")
+    pd.DataFrame({"data_source": ["d"], "prompt": [[{"role": "user", "content": "1+1?"}]],
+                  "reward_model": [{"style": "rule"}]}).to_parquet(d / "nogt.parquet")
+    pd.DataFrame({"data_source": ["d"], "prompt": [[{"role": "user", "content": "1+1?"}]],
+                  "reward_model": [{"ground_truth": "2"}]}).head(0).to_parquet(d / "norows.parquet")
     return d
 
 
@@ -113,12 +136,73 @@ CASES = [
      "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"],
      ["--levels x"]),
     (["prep-data", "eval", "--sets", "aime2024", "--max-prompt-tokens", "0"], ["aime2024"]),
-    # eval
+    # eval score: runs without the columns it needs, empty runs, files of the wrong format, bad options
+    (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o"],
+     ["run a: {d}/nogt.jsonl", "'ground_truth'", "verl-focal eval generate"]),
+    (["eval", "score", "--run", "a={d}/empty.jsonl", "--out-dir", "{d}/o"],
+     ["run a: {d}/empty.jsonl: the file is empty", "verl-focal eval generate"]),
+    (["eval", "score", "--run", "a={d}/blank.jsonl", "--out-dir", "{d}/o"], ["blank.jsonl: the file is empty"]),
+    (["eval", "score", "--runs", "{d}/runs_empty", "--out-dir", "{d}/o"],
+     ["run grpo:", "grpo.jsonl: the file is empty"]),
+    (["eval", "score", "--run", "a={d}/noprompt.parquet", "--out-dir", "{d}/o"],
+     ["noprompt.parquet: is a parquet file, not JSONL", "verl-focal eval generate --data {d}/noprompt.parquet"]),
+    (["eval", "score", "--run", "a={d}/notjson.jsonl", "--out-dir", "{d}/o"],
+     ["notjson.jsonl: not JSONL", "line 1", "verl-focal eval generate"]),
+    (["eval", "score", "--run", "a={d}/binary.dat", "--out-dir", "{d}/o"], ["binary.dat: is a binary file"]),
+    (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/afile"], ["--out-dir {d}/afile: is a file"]),
+    (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o", "--k-max", "0"], ["--k-max 0", ">= 1"]),
+    (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o", "--scorer", "nosuch.mod:f"],
+     ["--scorer 'nosuch.mod:f'"]),
+    (["eval", "scor", "--runs", "{d}/runs"], ["'scor'", "did you mean 'score'"]),
     (["eval", "score", "--runs", "{d}/empty", "--out", "{d}/o"], ["--runs", "empty", "holds no"]),
     (["eval", "score", "--runs", "{d}/nope", "--out", "{d}/o"], ["--runs", "nope", "no such folder"]),
     (["eval", "score", "--runs", "{d}/runs", "--baseline", "grpp", "--out", "{d}/o"],
      ["--baseline 'grpp'", "did you mean 'grpo'"]),
     (["eval", "report", "--run", "noequals", "--out", "{d}/o"], ["--run 'noequals'", "NAME=PATH"]),
+    # eval report
+    (["eval", "report", "--run", "a={d}/unscored.jsonl", "--out-dir", "{d}/o"],
+     ["run a: {d}/unscored.jsonl", "'acc'/'score'", "verl-focal eval score"]),
+    (["eval", "report", "--run", "a={d}/empty.jsonl", "--out-dir", "{d}/o"], ["empty.jsonl: the file is empty"]),
+    (["eval", "report", "--run", "a={d}/norows.parquet", "--out-dir", "{d}/o"],
+     ["norows.parquet: is a parquet file, not JSONL", "verl-focal eval score"]),
+    (["eval", "report", "--run", "a={d}/notjson.jsonl", "--out-dir", "{d}/o"], ["notjson.jsonl: not JSONL"]),
+    (["eval", "report", "--run", "a={d}/nope.jsonl", "--out-dir", "{d}/o"], ["nope.jsonl", "does not exist"]),
+    (["eval", "report", "--run", "a={d}/unscored.jsonl", "--out-dir", "{d}/o", "--alpha", "1.5"], ["--alpha 1.5"]),
+    # eval generate: the parquet lacks a column, has no usable row, is not a parquet
+    (["eval", "generate", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["--data {d}/noprompt.parquet: missing column(s) ['prompt']", "prep-data eval"]),
+    (["eval", "generate", "--data", "{d}/nogt.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["nogt.parquet: no usable row", "'ground_truth'", "prep-data eval"]),
+    (["eval", "generate", "--data", "{d}/norows.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["norows.parquet: the parquet has no rows"]),
+    (["eval", "generate", "--data", "{d}/nogt.jsonl", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["--data {d}/nogt.jsonl: is a JSONL/JSON file, not a parquet file", "prep-data eval"]),
+    (["eval", "generate", "--data", "{d}/binary.dat", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["binary.dat: is not a parquet file"]),
+    (["eval", "generate", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl", "--n", "0"],
+     ["--n 0"]),
+    (["eval", "generate", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}", "--n", "1"],
+     ["--out {d}: is a folder"]),
+    (["eval", "generate", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl",
+      "--backend", "vlm"], ["'vlm'", "did you mean 'vllm'"]),
+    # eval rare-set: generations without prompt_text, empty, parquet; --data without a prompt column
+    (["eval", "rare-set", "--generations", "{d}/noprompt_gen.jsonl", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
+     ["noprompt_gen.jsonl", "'prompt_text'", "verl-focal eval generate"]),
+    (["eval", "rare-set", "--generations", "{d}/empty.jsonl", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
+     ["empty.jsonl: the file is empty"]),
+    (["eval", "rare-set", "--generations", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
+     ["noprompt.parquet: is a parquet file, not JSONL"]),
+    (["eval", "rare-set", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
+     ["--data {d}/noprompt.parquet: missing column(s) ['prompt']"]),
+    (["eval", "rare-set", "--generations", "{d}/noprompt_gen.jsonl", "--model", "{d}/hf", "--out", "{d}/r.jsonl",
+      "--top-frac", "0"], ["--top-frac 0"]),
+    # eval rare-nll: an item without base_nll, an empty file, a parquet, a binary file
+    (["eval", "rare-nll", "--rare-set", "{d}/nobase.jsonl", "--model", "{d}/hf"],
+     ["--rare-set {d}/nobase.jsonl", "'base_nll'", "verl-focal eval rare-set"]),
+    (["eval", "rare-nll", "--rare-set", "{d}/empty.jsonl", "--model", "{d}/hf"], ["empty.jsonl: the file is empty"]),
+    (["eval", "rare-nll", "--rare-set", "{d}/noprompt.parquet", "--model", "{d}/hf"],
+     ["noprompt.parquet: is a parquet file, not JSONL", "verl-focal eval rare-set"]),
+    (["eval", "rare-nll", "--rare-set", "{d}/binary.dat", "--model", "{d}/hf"], ["binary.dat: is a binary file"]),
     (["eval", "generate", "--data", "{d}/nope.parquet", "--model", "{d}/model", "--out", "{d}/g.jsonl"],
      ["--data", "nope.parquet", "no such file"]),
     (["eval", "generate", "--data", "{d}/bad.json", "--model", "/no/such/model", "--out", "{d}/g.jsonl"],
@@ -127,8 +211,19 @@ CASES = [
     (["eval", "rare-nll", "--rare-set", "{d}/nope.jsonl", "--model", "{d}/model"], ["--rare-set", "nope.jsonl"]),
     (["eval", "rare-set", "--generations", "{d}/nope.jsonl", "--model", "/no/such/model", "--out", "{d}/r.jsonl"],
      ["--model /no/such/model"]),
-    # the top level
+    # files that are not text: every message names the file
+    (["cues", "{d}/binary.dat"], ["{d}/binary.dat: not a UTF-8 text file"]),
+    (["cues", "{d}/trace.txt", "--cue-set", "{d}/binary.dat"], ["--cue-set {d}/binary.dat: not a UTF-8 text file"]),
+    (["agreement", "{d}/binary.dat", "--model", "m"], ["{d}/binary.dat: not a UTF-8 text file"]),
+    (["prep-data", "deepscaler", "--source", "{d}/binary.dat", "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"],
+     ["--source {d}/binary.dat: not a UTF-8 text file"]),
+    (["sim", "--out-dir", "{d}/afile", "--quick", "--no-progress"], ["--out-dir {d}/afile: is a file"]),
+    (["sim", "--replot", "{d}/nope"], ["--replot {d}/nope", "cannot read"]),
+    (["sim", "--seeds", "0-x", "--quick"], ["--seeds", "'0-x'", "0-3"]),
+    # the top level and nested commands: a typo gets a did-you-mean
     (["no-such-command"], ["no-such-command"]),
+    (["chek"], ["'chek'", "did you mean 'check'"]),
+    (["prep-data", "evl"], ["'evl'", "did you mean 'eval'"]),
 ]
 
 #: every command of the CLI appears at least three times
@@ -159,6 +254,88 @@ def test_bad_input_is_one_clear_line(argv, needles, files, capsys):
         assert n in out.err, f"{n!r} not in: {out.err[-2000:]}"
     lines = [ln for ln in out.err.splitlines() if ln.strip() and "--debug" not in ln and not ln.startswith("[warning]")]
     assert 1 <= len(lines) <= 2, out.err
+
+
+#: every eval sub-command has a case for each kind of bad input file
+EVAL_KINDS = {
+    "generate": ["missing column(s)", "no usable row", "is a JSONL/JSON file"],
+    "score": ["'ground_truth'", "the file is empty", "is a parquet file"],
+    "report": ["'acc'/'score'", "the file is empty", "is a parquet file"],
+    "rare-set": ["'prompt_text'", "the file is empty", "is a parquet file"],
+    "rare-nll": ["'base_nll'", "the file is empty", "is a parquet file"],
+}
+
+
+def test_every_eval_command_has_missing_column_empty_and_wrong_format_cases():
+    from verl_focal.eval.cli import COMMANDS as EVAL_COMMANDS
+
+    assert set(EVAL_KINDS) == set(EVAL_COMMANDS)
+    for sub, kinds in EVAL_KINDS.items():
+        needles = [n for argv, ns in CASES if argv[:2] == ["eval", sub] for n in ns]
+        for kind in kinds:
+            assert any(kind in n for n in needles), (sub, kind)
+
+
+MIXED_SCORER = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):
+    ok = solution_str.strip().endswith(str(ground_truth))
+    return {"score": float(ok), "acc": float(ok), "pred": solution_str[-1:]}
+"""
+
+
+def test_a_mixed_run_is_scored_and_the_rows_left_out_are_counted(tmp_path, monkeypatch, capsys):
+    """Some usable rows: `eval score` and `eval report` go on with them and print how many were left
+    out and the first bad line; the report's numbers come from the usable rows only."""
+    (tmp_path / "mixed_scorer_mod.py").write_text(MIXED_SCORER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    good = [{"uid": f"p{i}", "sample": s, "data_source": "d", "response": f"x {i if s == 0 else 9}",
+             "ground_truth": str(i)} for i in range(3) for s in range(2)]
+    lines = [json.dumps(r) for r in good]
+    lines.insert(2, json.dumps({"uid": "p0", "sample": 5, "response": "x 0"}))  # no ground_truth: line 3
+    lines.append("{cut")  # a killed writer's last line: line 8
+    run = tmp_path / "mixed.jsonl"
+    run.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "o"
+    assert main(["eval", "score", "--run", f"a={run}", "--out-dir", str(out), "--workers", "0",
+                 "--scorer", "mixed_scorer_mod:compute_score", "--iterations", "10", "--no-progress"]) == 0
+    got = capsys.readouterr()
+    assert ("run a: left out 2 of 8 line(s) (1 not a JSON object, 1 without a needed field); "
+            "first: mixed.jsonl line 3: lacks 'ground_truth'") in got.err
+    assert "scored 6 answers" in got.out and "Traceback" not in got.err
+    import csv
+
+    row = next(csv.DictReader(open(out / "results.csv")))
+    assert float(row["pass@1"]) == 50.0 and row["problems"] == "3"  # 1 of 2 samples right on each problem
+    # report on the scored copy plus an unscored line: the same numbers, one line left out
+    scored = (out / "scored" / "a.jsonl").read_text() + json.dumps(good[0]) + "\n"
+    (tmp_path / "scored_mixed.jsonl").write_text(scored)
+    assert main(["eval", "report", "--run", f"a={tmp_path / 'scored_mixed.jsonl'}", "--out", str(tmp_path / "o2"),
+                 "--iterations", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "run a: left out 1 of 7 line(s)" in err and "scored_mixed.jsonl line 7: lacks 'acc'/'score'" in err
+    assert next(csv.DictReader(open(tmp_path / "o2" / "results.csv")))["pass@1"] == row["pass@1"]
+
+
+@pytest.mark.parametrize("spelling", ["2-16", "2..16"])
+def test_ranges_are_lo_hi_with_lo_dot_dot_hi_accepted(spelling, capsys):
+    """One way to write a range across commands: LO-HI (as `demo --seeds 0-23`); LO..HI still parses."""
+    assert main(["tail-miss", "--mu", "0.5", "--tau", "0.01", "--n", spelling]) == 0
+    ns = [ln.split()[0] for ln in capsys.readouterr().out.splitlines()[2:6]]
+    assert ns == ["2", "4", "8", "16"]
+    from verl_focal.theory.cli_sim import parse_seeds
+
+    assert parse_seeds([spelling.replace("16", "4")]) == (2, 3, 4)
+
+
+def test_output_folders_are_out_dir_with_out_as_alias():
+    """Commands that write a folder take --out-dir; where --out named the folder before, it still works."""
+    from verl_focal.cli import build_parser
+
+    for argv in (["score", "--runs", "r"], ["report", "--runs", "r"]):
+        for flag in ("--out-dir", "--out"):
+            assert build_parser("eval").parse_args([*argv, flag, "x"]).out_dir == "x"
+    assert build_parser("sim").parse_args(["--out-dir", "x"]).out_dir == "x"
+    assert build_parser("prep-data").parse_args(["eval", "--out-dir", "x"]).out_dir == "x"
 
 
 def test_debug_shows_the_traceback_and_a_bug_keeps_it(files, capsys, monkeypatch):
