@@ -562,8 +562,8 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf import open_dict
 
     import verl_focal.integration.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
-    from verl_focal.main_ppo import compose_config
-    from verl_focal.partition.judge import shared_judge  # noqa: F401  (registers the judge partitioner)
+    import verl_focal.partition.judge  # noqa: F401  (registers the judge partitioner)
+    from verl_focal.integration.preflight import compose_config
 
     tok, cpt = build_tokenizer(args.vocab, seed=args.seed)
     cfg = compose_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"])

@@ -22,7 +22,7 @@ def grouped_batch():
 @pytest.fixture(scope="session")
 def composed_config():
     """Our packaged config composed once per session (Hydra + verl's real ppo_trainer.yaml)."""
-    from verl_focal.main_ppo import compose_config
+    from verl_focal.integration.preflight import compose_config
 
     def _compose(overrides=()):
         return compose_config(list(overrides))

@@ -29,7 +29,7 @@ def test_a_foreign_estimator_under_our_name_is_refused_at_start_up(composed_conf
 
     from verl_focal.integration import registration
     from verl_focal.integration.estimators_focal import compute_f_grpo_advantage
-    from verl_focal.main_ppo import validate_all
+    from verl_focal.integration.preflight import validate_all
 
     registration.register_all()
     cfg = composed_config(["algorithm.adv_estimator=f_grpo"])
@@ -161,7 +161,7 @@ SCORER = [
 def test_our_scorers_reward_kwargs_are_checked_at_start_up(composed_config, override, needle):
     """verl hands reward kwargs to the scorer only in the reward workers: a typo or a bad value
     must be refused by validate_all (check, --dry-run, both entry points), not at step 1."""
-    from verl_focal.main_ppo import validate_all
+    from verl_focal.integration.preflight import validate_all
 
     with pytest.raises(ConfigError) as info:
         validate_all(composed_config(["algorithm.adv_estimator=f_grpo", *OK, *SCORER, override]))
@@ -169,7 +169,7 @@ def test_our_scorers_reward_kwargs_are_checked_at_start_up(composed_config, over
 
 
 def test_good_reward_kwargs_and_other_scorers_pass(composed_config):
-    from verl_focal.main_ppo import validate_all
+    from verl_focal.integration.preflight import validate_all
 
     good = ["+reward.custom_reward_function.reward_kwargs.rel_tol=0.001",
             "+reward.custom_reward_function.reward_kwargs.cue_set=math_v1"]

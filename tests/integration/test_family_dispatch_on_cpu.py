@@ -192,7 +192,7 @@ def _full(composed_config, *overrides):
 
 
 def test_start_up_refuses_k_above_rollout_n(composed_config):
-    from verl_focal.main_ppo import validate_all
+    from verl_focal.integration.preflight import validate_all
 
     cfg = _full(composed_config, "algorithm.adv_estimator=passk_grpo", "algorithm.passk.k=8")
     with pytest.raises(ConfigError, match=r"algorithm.passk.k=8 is larger than actor_rollout_ref.rollout.n=4"):
@@ -203,7 +203,7 @@ def test_start_up_refuses_k_above_rollout_n(composed_config):
 
 @pytest.mark.parametrize("est", ["passk_grpo", "unlikely_grpo"])
 def test_start_up_accepts_the_family_with_good_settings(composed_config, est):
-    from verl_focal.main_ppo import validate_all
+    from verl_focal.integration.preflight import validate_all
 
     sections = validate_all(_full(composed_config, f"algorithm.adv_estimator={est}", "algorithm.passk.k=4"))
     assert sections["passk"].k == 4 and sections["unlikely"].beta == 0.25

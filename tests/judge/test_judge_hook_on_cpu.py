@@ -23,7 +23,7 @@ from verl.trainer.ppo import ray_trainer
 
 import verl_focal.plugin  # noqa: F401  (registers the estimators)
 from verl_focal.integration.registration import get_spec
-from verl_focal.partition.judge import shared_judge
+from verl_focal.partition.factory import partitioner_for
 
 VOCAB = ["[PAD]", "[UNK]", "use", "the", "quadratic", "formula", "factor", "polynomial", "apply", "wrong", "guess",
          "it"]
@@ -142,4 +142,4 @@ def test_step_completes_and_metrics_say_what_happened(hooked, judge_server, clos
     else:
         assert m["judge/fallback_rate"] == 1.0 and m[f"judge/fallback/{reason}"] == 2
     assert m["judge/wall_s"] < 4.0  # the slow judge is cut at timeout_s (1.5 s), not waited for (5 s)
-    shared_judge(cfg.cue).close()
+    partitioner_for(cfg.cue, "judge").close()

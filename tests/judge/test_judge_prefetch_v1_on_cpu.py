@@ -36,8 +36,8 @@ def _put(tq, tok):
 
 
 def test_prefetched_judge_requests_are_joined_at_advantage_time(transfer_queue, composed_config, judge_server):
+    import verl_focal.partition.judge  # noqa: F401  (registers the partitioner)
     from verl_focal.integration.trainer import hooked_trainer_cls
-    from verl_focal.partition.judge import shared_judge  # noqa: F401  (registers the partitioner)
 
     delay = 1.0
     for u in GOOD:

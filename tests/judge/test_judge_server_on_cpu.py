@@ -313,14 +313,15 @@ def test_broken_fallback_gives_one_cluster(closed_port_url):
     assert m["judge/fallback_errors"] == 1 and fallback_counts(m) == {"connect": 1}
 
 
-def test_from_cue_config_and_shared_instance(judge_server):
+def test_one_shared_instance_per_setting_with_the_sections_fallback(judge_server):
     from verl_focal.config.schema import validate_algorithm_config
-    from verl_focal.partition.judge import fallback_kwargs_from_cue, shared_judge
+    from verl_focal.partition.controls import SingletonPartitioner
+    from verl_focal.partition.factory import partitioner_for, partitioner_kwargs
 
     judge = {"base_url": judge_server.base_url, "model": "judge-model", "fallback": "singleton"}
     cue = validate_algorithm_config({"cue": {"partitioner": "judge", "epsilon": 0.4, "judge": judge}})["cue"]
-    a, b = shared_judge(cue), shared_judge(cue)
-    assert a is b and a.fallback_kwargs == {}
+    a, b = partitioner_for(cue, "judge"), partitioner_for(cue)
+    assert a is b and isinstance(a.fallback_partitioner, SingletonPartitioner)
     judge_server.script("sh", ("json", GOOD))
     assert a.partition(SOLS, "[[sh]]") == [0, 1, 0]
     assert b.partition(SOLS, "[[sh]]") == [0, 1, 0]  # same cache
@@ -328,10 +329,10 @@ def test_from_cue_config_and_shared_instance(judge_server):
     a.close()
     # strategy_cue / random fallbacks take the section's own cue settings; others take none
     section = {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6, "seed": 3, "partitioner_kwargs": {"x": 1}}
-    assert fallback_kwargs_from_cue(section, "strategy_cue") == {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6}
-    assert fallback_kwargs_from_cue(section, "random") == {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6, "seed": 3}
-    assert fallback_kwargs_from_cue(section, "single") == {}
-    assert fallback_kwargs_from_cue(cue, "strategy_cue")["epsilon"] == 0.4  # a CueConfig works too
+    assert partitioner_kwargs(section, "strategy_cue") == {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6}
+    assert partitioner_kwargs(section, "random") == {"cue_set": "math_v1", "epsilon": 0.4, "rho": 0.6, "seed": 3}
+    assert partitioner_kwargs(section, "single") == {}
+    assert partitioner_kwargs(cue, "strategy_cue")["epsilon"] == 0.4  # a CueConfig works too
 
 
 def test_fallback_instance_can_be_injected(closed_port_url):

@@ -58,13 +58,16 @@ def test_rejected_arguments_are_a_config_error():
 
 
 def test_judge_comes_from_the_same_cache_with_the_sections_fallback_arguments():
-    from verl_focal.partition.judge import JudgePartitioner, shared_judge
+    from verl_focal.partition.judge import JudgePartitioner
+    from verl_focal.partition.strategy_cue import StrategyCuePartitioner
 
     c = cue(partitioner="judge", epsilon=0.45, judge={"base_url": "http://127.0.0.1:9/v1", "model": "m"})
     p = partitioner_for(c)
     try:
-        assert isinstance(p, JudgePartitioner) and shared_judge(c) is p
-        assert p.fallback_kwargs == partitioner_kwargs(c, "strategy_cue") and p.fallback_kwargs["epsilon"] == 0.45
+        assert isinstance(p, JudgePartitioner) and partitioner_for(c, "judge") is p
+        fb = p.fallback_partitioner  # handed in by the factory, built from the section's own settings
+        assert isinstance(fb, StrategyCuePartitioner) and fb.epsilon == 0.45
+        assert partitioner_kwargs(c, "strategy_cue")["epsilon"] == 0.45
         other = cue(partitioner="judge", epsilon=0.45, judge={"base_url": "http://127.0.0.1:9/v1", "model": "m2"})
         assert partitioner_for(other) is not p
     finally:

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from verl_focal import reward
-from verl_focal.reward import compute_score, extract_choice, last_boxed
+from verl_focal.grading.extract import extract_choice, last_boxed
+from verl_focal.reward import compute_score
 
 MATH = "verl_focal/deepscaler"
 
@@ -255,21 +256,16 @@ def test_a_wrong_answer_gets_a_residual_signature_without_extraction(monkeypatch
 
 
 def test_cue_signature_failure_on_one_response_is_recoverable(monkeypatch):
-    import sys
-    import types
-
-    mod = types.ModuleType("verl_focal.partition.cues")
+    """An extraction that raises on one response gives the residual form '<version>:!error'; the
+    answer is still scored."""
+    from verl_focal.partition import cues
 
     def flaky(text, cue_set):
-        if text == "":
-            return "fake_v1:"
         raise RuntimeError("bad trace")
 
-    mod.signature = flaky
-    monkeypatch.setitem(sys.modules, "verl_focal.partition.cues", mod)
-    monkeypatch.setattr(reward, "_CUE_VERSION", {})
-    out = compute_score(MATH, r"\boxed{2}", "2", cue_set="fake")
-    assert out["cue_sig"] == "fake_v1:!error" and out["acc"] == 1.0
+    monkeypatch.setattr(cues, "signature", flaky)
+    out = compute_score(MATH, r"\boxed{2}", "2", cue_set="math_v1")
+    assert out["cue_sig"] == "math_v1:!error" and out["acc"] == 1.0
 
 
 def test_data_source_prefix_not_claimed_by_verl():

@@ -33,12 +33,12 @@ __all__ = [
 
 # The allowed values live with the code that uses them; the schema imports them
 # (one source of truth; tests/config/test_boundaries.py walks every bound through both).
+from verl_focal.config.choices import CUE_BACKENDS
 from verl_focal.config.errors import ConfigError, did_you_mean
 from verl_focal.core.credit import FLOOR_MODES, validate_credit_args
 from verl_focal.core.groups import BASES
 from verl_focal.core.passk_advantage import K_MAX, K_MIN
 from verl_focal.core.unlikeliness import BETA_MAX, BETA_MIN, LIKELIHOODS
-from verl_focal.partition.cues.engine import BACKENDS
 
 #: ``algorithm.focal.correctness`` values, read by :mod:`verl_focal.integration.inputs`
 CORRECTNESS_MODES = ("auto", "acc", "reward")
@@ -198,7 +198,7 @@ class CueConfig:
         choices=CUE_SOURCES))
     backend: str = field(default="auto", metadata=_doc(
         "Cue-matching engine: auto = Hyperscan when installed (x86), else the regex module; both give identical "
-        "cue sequences.", choices=BACKENDS))
+        "cue sequences.", choices=CUE_BACKENDS))
     extract_timeout: float = field(default=2.0, metadata=_doc(
         "Time budget (s) for extracting one response's cues with the regex backend; a response over budget "
         "joins its group's residual cluster and is counted in cue/extract_failed.", min_exclusive=0.0))

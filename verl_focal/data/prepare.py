@@ -22,7 +22,7 @@ from verl_focal.data.filters import (
 )
 from verl_focal.data.records import DataPrepError, cell, load_records, resolve_column
 from verl_focal.data.schema import MATH_SYSTEM_PROMPT, MC_SYSTEM_PROMPT, OOD_SYSTEM_PROMPT, chat_prompt, make_row
-from verl_focal.reward import last_boxed
+from verl_focal.grading.extract import last_boxed
 
 DEEPSCALER_HF = "agentica-org/DeepScaleR-Preview-Dataset"
 MATH_HF = "DigitalLearningGmbH/MATH-lighteval"

@@ -28,7 +28,7 @@ _FRAC_VARIANT = regex.compile(r"\\[dt]frac(?![A-Za-z])")
 _ALWAYS_UNWRAP = ("textbf", "mathbf", "boldsymbol", "bm", "underline", "boxed", "fbox", "mathit", "textit",
                   "emph", "mathbb")
 _WHOLE_TEXT_OPEN = regex.compile(r"\\(?:text|mathrm|textrm|mbox|textnormal|operatorname)\s*\{")
-_THIN_SPACE_DIGITS = regex.compile(r"(?<=\d)(?:\\[,;:! ]|\{,\}|\s)(?=\d{3}(?!\d))")
+THIN_SPACE_DIGITS = regex.compile(r"(?<=\d)(?:\\[,;:! ]|\{,\}|\s)(?=\d{3}(?!\d))")
 _LEADING_THOUSANDS = regex.compile(r"^([+-]?\d{1,3}(?:,\d{3})+)(?![\d,])")
 _TRAILING_POINT = regex.compile(r"(?<=\d)\.(?![\d.])")
 _BARE_POINT = regex.compile(r"(?<![\w.}])\.(?=\d)")
@@ -157,7 +157,7 @@ def normalise_literals(s: str) -> str:
     r"""Numeric literal forms: ``1\,000``/``1{,}000``/``1,000`` -> ``1000`` (a leading group),
     ``-1./3`` -> ``-1/3``, ``.5`` -> ``0.5``, ``1.2e-3``/``1.2 \cdot 10^-3``/``1.2*10^(-3)`` ->
     ``1.2\times10^{-3}``, and ``\%`` removed (``10\%`` and ``10`` compare equal, as before)."""
-    s = _THIN_SPACE_DIGITS.sub("", s)
+    s = THIN_SPACE_DIGITS.sub("", s)
     s = regex.sub(r"\\?%", "", s)
     s = _LEADING_THOUSANDS.sub(lambda m: m.group(1).replace(",", ""), s)
     s = _SCI_E.sub(lambda m: m.group(1) + r"\times10^{" + m.group(2).lstrip("+") + "}", s)

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     from omegaconf import OmegaConf
 
     from verl_focal.config.errors import UserError
-    from verl_focal.main_ppo import compose_config, validate_all
+    from verl_focal.integration.preflight import compose_config, validate_all
 
     register_all()
     for name, other in sorted(collisions().items()):

@@ -13,15 +13,24 @@ TaskRunners, and the hooked trainer's constructor (stock ``verl.trainer.main_ppo
   importable ``pkg.module:Class`` that is a Partitioner), its kwargs bind, the cue
   catalogue loads with its backend; the judge gets its offline checks.  Nothing is built,
   no network.
+
+It also owns composition: :func:`compose_config` (our packaged ``focal_trainer.yaml`` + Hydra
+overrides, with one-line errors) and :func:`validate_all` (:func:`validate_start` + verl's own
+``validate_config``).  The entry points (``python -m verl_focal.main_ppo``, ``verl-focal check``)
+and the hooked trainer call these; nothing here imports from an entry point.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
 
-__all__ = ["validate_start", "check_estimator_name", "check_partitioner"]
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+__all__ = ["validate_start", "validate_all", "compose_config", "check_estimator_name", "check_partitioner",
+           "CONFIG_MODULE", "CONFIG_NAME"]
 
 
 def _verl_estimator_names() -> list[str]:
@@ -128,3 +137,126 @@ def check_reward_kwargs(config: Any) -> None:
     if kwargs is not None and not isinstance(kwargs, dict):
         kwargs = OmegaConf.to_container(kwargs, resolve=True)
     validate_reward_kwargs(kwargs)
+
+
+CONFIG_MODULE = "verl_focal.config"
+CONFIG_NAME = "focal_trainer"
+
+
+#: our namespaces: an unknown key under them is a typo of one of ours, never a key to add with +
+OUR_NAMESPACES = ("algorithm.focal", "algorithm.cue", "algorithm.cue.judge")
+
+
+def _schema_keys(parent: str) -> list[str] | None:
+    import dataclasses
+
+    from verl_focal.config.schema import SECTIONS
+
+    parts = parent.split(".")
+    if len(parts) < 2 or parts[0] != "algorithm" or parts[1] not in SECTIONS:
+        return None
+    cls = SECTIONS[parts[1]]
+    for name in parts[2:]:
+        f = {f.name: f for f in dataclasses.fields(cls)}.get(name)
+        if f is None or f.default_factory is dataclasses.MISSING or not dataclasses.is_dataclass(f.default_factory()):
+            return None
+        cls = type(f.default_factory())
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+def _unknown_key_error(key: str, value: str | None, config_name: str) -> Exception:
+    from verl_focal.config.errors import ConfigError, did_you_mean
+
+    parent, _, leaf = key.rpartition(".")
+    ours = _schema_keys(parent)
+    if ours is not None:  # one of our sections: a typo, never "use +"
+        return ConfigError(
+            f"unknown key {key}{did_you_mean(leaf, ours)}; valid keys under {parent}: {sorted(ours)}"
+        )
+    siblings: list[str] = []
+    try:
+        node = compose_config([], config_name=config_name)
+        for part in parent.split(".") if parent else []:
+            node = node[part]
+        siblings = [str(k) for k in node.keys()]
+    except Exception:  # noqa: BLE001 - only for the hint
+        pass
+    add = f"+{key}={value}" if value is not None else f"+{key}=VALUE"
+    return ConfigError(
+        f"unknown key {key}{did_you_mean(leaf, siblings)}; to add a new key to verl's config write {add}"
+    )
+
+
+def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG_NAME) -> DictConfig:
+    """Compose our packaged config with Hydra overrides (no Ray, no model).
+
+    A Hydra error becomes a :class:`~verl_focal.config.errors.ConfigError`: an unknown key under
+    ``algorithm.focal`` / ``algorithm.cue`` gets "did you mean" (not Hydra's "use +key" advice).
+    """
+    import re
+
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+
+    from verl_focal.config.errors import ConfigError
+
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
+            return compose(config_name=config_name, overrides=list(overrides or []))
+    except HydraException as e:
+        msg = str(e)
+        m = re.search(r"Could not override '([^']+)'", msg)
+        if m and "not in struct" in str(e.__cause__ or ""):
+            full = re.search(r"full_key: (\S+)", str(e.__cause__))
+            key = full.group(1) if full else m.group(1)
+            if key.startswith("algorithm.cue.partitioner_kwargs."):
+                leaf = key.rsplit(".", 1)[1]
+                raise ConfigError(
+                    f"algorithm.cue.partitioner_kwargs takes free keys, added one by one with +: "
+                    f"write +algorithm.cue.partitioner_kwargs.{leaf}=VALUE"
+                ) from e
+            value = next(
+                (o.split("=", 1)[1] for o in overrides or [] if "=" in o and o.split("=", 1)[0].lstrip("+~") == key),
+                None,
+            )
+            raise _unknown_key_error(key, value, config_name) from e
+        lines = [ln for ln in msg.splitlines() if ln.strip() and not ln.startswith("See https")]
+        cause = str(e.__cause__).splitlines()[0] if e.__cause__ is not None and str(e.__cause__) else ""
+        text = "; ".join(lines[:2]) + (f" ({cause})" if cause and cause not in msg else "")
+        raise ConfigError(f"bad override: {text}") from e
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def _one_line(e: BaseException) -> str:
+    """verl's config errors in one line: the innermost message, and the config key when given."""
+    import re
+
+    text = str(e)
+    inner = re.search(r"\w+Error\((['\"])(.*?)\1\)", text, re.S)
+    msg = inner.group(2) if inner else (text.strip().splitlines() or [type(e).__name__])[0]
+    key = re.search(r"full_key: (\S+)", text)
+    return f"{msg.strip()}" + (f" (in {key.group(1)})" if key else "")
+
+
+def validate_all(config: DictConfig) -> dict:
+    """Our start-up checks + verl's own ``validate_config``; raises ConfigError naming the key and the fix."""
+    from hydra.errors import HydraException
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    from verl_focal.config.errors import ConfigError
+    from verl_focal.integration.compat import require_contract
+    from verl_focal.integration.preflight import validate_start
+
+    require_contract(full=True)
+    sections = validate_start(config)
+    try:
+        validate_config(
+            config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config)
+        )
+    except (AssertionError, ValueError, TypeError, KeyError, HydraException) as e:  # verl's own config checks
+        raise ConfigError(f"verl's config check: {_one_line(e)}") from e
+    return sections

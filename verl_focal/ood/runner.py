@@ -8,22 +8,17 @@ Time bound.  In the main thread the check runs under one ``setitimer`` alarm of 
 In other threads (verl's reward loop) no alarm can be set: the IFEval checkers and the pure
 SynLogic verifiers read bounded input (a capped answer text, capped literals) and so finish in
 bounded time; the SynLogic tasks that call sympy (``USES_SYMPY``, via math-verify) go to a
-one-process spawn pool, where the alarm works, and the caller waits at most
-``hard_timeout_s`` before killing the worker.
+one-worker :class:`verl_focal.pool.KillablePool`, where the alarm works, and the caller waits
+at most ``hard_timeout_s`` before killing the worker.
 """
 
 from __future__ import annotations
 
-import atexit
-import concurrent.futures as cf
-import logging
-import multiprocessing
 import threading
 from typing import Any
 
 from verl_focal.deadline import call_with_deadline
-
-logger = logging.getLogger(__name__)
+from verl_focal.pool import KillablePool
 
 
 def _check(kind: str, data_source: str, solution_str: str, ground_truth: Any) -> tuple[float, str]:
@@ -68,39 +63,8 @@ def _under_alarm(kind: str, data_source: str, solution_str: str, ground_truth: A
     return acc, pred, 0.0
 
 
-_pool: cf.ProcessPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _get_pool() -> cf.ProcessPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = cf.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-        return _pool
-
-
-def _discard_pool(pool: cf.ProcessPoolExecutor) -> None:
-    global _pool
-    with _pool_lock:
-        if _pool is pool:
-            _pool = None
-    for proc in list(getattr(pool, "_processes", {}).values()):
-        try:
-            proc.kill()
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-    pool.shutdown(wait=False, cancel_futures=True)
-
-
-@atexit.register
-def _shutdown_pool() -> None:
-    """Stop the worker before the interpreter tears modules down (avoids noise at exit)."""
-    global _pool
-    with _pool_lock:
-        pool, _pool = _pool, None
-    if pool is not None:
-        pool.shutdown(wait=True, cancel_futures=True)
+#: one worker: only the SynLogic tasks that call sympy need a process (module doc)
+_POOL = KillablePool("verl_focal.ood", 1)
 
 
 def _needs_process(kind: str, data_source: str, ground_truth: Any) -> bool:
@@ -124,11 +88,6 @@ def score_ood(kind: str, data_source: str, solution_str: str, ground_truth: Any,
         acc, pred = _check(kind, data_source, solution_str, ground_truth)
         timed_out = 0.0
     else:
-        pool = _get_pool()
-        try:
-            acc, pred, timed_out = pool.submit(_under_alarm, *args).result(timeout=hard_timeout_s)
-        except (cf.TimeoutError, cf.BrokenExecutor):
-            logger.warning("verl_focal.ood: a verifier worker exceeded %.1fs or died; restarting it", hard_timeout_s)
-            _discard_pool(pool)
-            acc, pred, timed_out = 0.0, "", 1.0
+        result, failed = _POOL.run(_under_alarm, args, hard_timeout_s)
+        acc, pred, timed_out = (0.0, "", 1.0) if failed else result
     return {"score": float(acc), "acc": float(acc), "pred": str(pred), "verify_timeout": float(timed_out)}

@@ -102,7 +102,14 @@ def _judge_recipe(cue: Any) -> tuple[dict[str, Any], Callable[[], Partitioner]]:
     judge = coerce_judge_config(section_value(cue, "judge"))
     fallback = partitioner_kwargs(cue, judge.fallback)  # partitioner_kwargs belong to a judge-less setup
     return ({"judge": dataclasses.asdict(judge), "fallback_kwargs": fallback},
-            lambda: JudgePartitioner(judge, fallback_kwargs=fallback))
+            lambda: JudgePartitioner(judge, fallback_partitioner=_build(judge.fallback, fallback)))
+
+
+def _build(name: str, kwargs: dict[str, Any]) -> Partitioner:
+    try:
+        return get_partitioner(name, **kwargs)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
 
 
 def partitioner_for(cue: Any, name: str | None = None) -> Partitioner:
@@ -110,7 +117,9 @@ def partitioner_for(cue: Any, name: str | None = None) -> Partitioner:
 
     ``name`` defaults to the section's ``partitioner``.  One instance per distinct
     (name, constructor arguments), keyed by their canonical JSON; the judge is keyed by its
-    whole ``algorithm.cue.judge`` setting and its fallback's arguments.  A partitioner that
+    whole ``algorithm.cue.judge`` setting and its fallback's arguments, and receives its fallback
+    partitioner from here (built with :func:`partitioner_kwargs` of ``judge.fallback``, without
+    ``partitioner_kwargs``, which belong to a judge-less setup).  A partitioner that
     rejects its arguments raises :class:`ConfigError` naming them.
     """
     name = name or section_value(cue, "partitioner") or "strategy_cue"
@@ -120,10 +129,7 @@ def partitioner_for(cue: Any, name: str | None = None) -> Partitioner:
         kw = partitioner_kwargs(cue, name, section_value(cue, "partitioner_kwargs"))
 
         def build() -> Partitioner:
-            try:
-                return get_partitioner(name, **kw)
-            except ValueError as e:
-                raise ConfigError(str(e)) from e
+            return _build(name, kw)
 
     key = json.dumps([name, kw], sort_keys=True, default=str)
     with _CACHE_LOCK:

@@ -13,7 +13,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from verl_focal.reward import last_boxed
+from verl_focal.grading.extract import last_boxed
 
 MAX_ANSWER_CHARS = 20_000     # the tail of the answer region that the verifiers read
 MAX_LITERAL_CHARS = 8_000     # longest list/tuple literal parsed

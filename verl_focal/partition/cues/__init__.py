@@ -16,6 +16,8 @@ with another's.
 
 from __future__ import annotations
 
+import logging
+
 from verl_focal.partition.cues.catalogue import Catalogue, Cue, list_cue_sets, load_catalogue
 from verl_focal.partition.cues.engine import BACKENDS, CueTimeout, Extractor, get_extractor, hyperscan_available
 
@@ -30,9 +32,12 @@ __all__ = [
     "CueTimeout",
     "BACKENDS",
     "signature",
+    "response_signature",
     "parse_signature",
     "format_signature",
 ]
+
+logger = logging.getLogger(__name__)
 
 MAX_SEQUENCE = 4096  # cue labels kept per response; longer sequences are truncated (not a failure)
 
@@ -60,6 +65,29 @@ def signature(text: str, cue_set: str = "math_v1", backend: str = "auto", timeou
         return format_signature(version, ex.sequence(text))
     except CueTimeout:
         return format_signature(version, None, "timeout")
+
+
+def response_signature(text: str, cue_set: str, correct: bool) -> str:
+    """The ``cue_sig`` reward extra of one scored response.
+
+    A correct response gets :func:`signature`; a wrong one ``"<version>:!wrong"`` without being
+    read, since credit redistribution partitions only a group's correct rollouts
+    (docs/methods.md §5-§6) and extraction would cost as much as the answer check.  A bad
+    ``cue_set`` raises ``ValueError`` (a configuration error, refused at start-up); any other
+    failure on one response is recoverable: ``"<version>:!error"`` (clustered as residual and
+    counted by the estimator) and a warning.
+
+    >>> response_signature("any text", "math_v1", correct=False).endswith(":!wrong")
+    True
+    """
+    version = get_extractor(cue_set).catalogue.version
+    if not correct:
+        return format_signature(version, None, "wrong")
+    try:
+        return signature(text, cue_set)
+    except Exception as e:  # noqa: BLE001 - one bad trace must not kill a training step
+        logger.warning("cue signature failed (%s: %s); marking it as an error", type(e).__name__, e)
+        return format_signature(version, None, "error")
 
 
 def parse_signature(sig: str) -> tuple[str, list[str], str | None]:

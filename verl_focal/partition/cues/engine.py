@@ -41,11 +41,12 @@ import time
 import numpy as np
 import regex
 
+from verl_focal.config.choices import CUE_BACKENDS
 from verl_focal.partition.cues.catalogue import Catalogue, load_catalogue, required_literals
 
 __all__ = ["CueTimeout", "Extractor", "get_extractor", "hyperscan_available", "normalise", "BACKENDS"]
 
-BACKENDS = ("auto", "regex", "hyperscan")
+BACKENDS = CUE_BACKENDS  # the allowed values live in verl_focal.config.choices
 
 # A sentence end: one of . ! ? followed by a blank; the blank becomes a newline.
 _PUNCT = np.zeros(256, dtype=bool)

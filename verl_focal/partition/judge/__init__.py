@@ -6,7 +6,9 @@ Importing this package registers the ``judge`` partitioner.  Pure Python: no ver
 * :class:`JudgeHandle`      -- one batch in flight (``submit_groups``); ``result()`` collects it
 * :class:`JudgeConfig`      -- the ``algorithm.cue.judge`` settings and their defaults
 * :func:`check_judge`       -- start-up checks for ``verl-focal check``
-* :func:`shared_judge`      -- one long-lived judge per ``algorithm.cue`` setting (for ``prepare`` steps)
+
+One long-lived judge per ``algorithm.cue`` setting, with its fallback built from that section:
+:func:`verl_focal.partition.factory.partitioner_for` (``partitioner_for(cue, "judge")``).
 """
 
 from verl_focal.partition.judge.check import check_judge
@@ -14,7 +16,7 @@ from verl_focal.partition.judge.config import JudgeConfig, coerce_judge_config
 from verl_focal.partition.judge.handle import JudgeHandle
 from verl_focal.partition.judge.outcome import FALLBACK_REASONS, GroupOutcome
 from verl_focal.partition.judge.parsing import JudgeReplyError, parse_reply
-from verl_focal.partition.judge.partitioner import JudgePartitioner, fallback_kwargs_from_cue, shared_judge
+from verl_focal.partition.judge.partitioner import JudgePartitioner
 
 __all__ = [
     "JudgePartitioner",
@@ -26,6 +28,4 @@ __all__ = [
     "parse_reply",
     "JudgeReplyError",
     "FALLBACK_REASONS",
-    "shared_judge",
-    "fallback_kwargs_from_cue",
 ]

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from verl_focal.partition.base import Partitioner, canonical_labels, get_partitioner, register_partitioner
-from verl_focal.partition.factory import partitioner_for, partitioner_kwargs, section_value
 from verl_focal.partition.judge.breaker import CircuitBreaker
 from verl_focal.partition.judge.cache import PartitionCache, cache_key
 from verl_focal.partition.judge.client import CallStats, ChatClient, JudgeFault
@@ -43,7 +42,7 @@ from verl_focal.partition.judge.outcome import CallResult, GroupOutcome
 from verl_focal.partition.judge.parsing import JudgeReplyError, parse_reply
 from verl_focal.partition.judge.prompt import build_messages
 
-__all__ = ["JudgePartitioner", "shared_judge", "fallback_kwargs_from_cue"]
+__all__ = ["JudgePartitioner"]
 
 
 @register_partitioner("judge")
@@ -51,9 +50,11 @@ class JudgePartitioner(Partitioner):
     """Partition by an OpenAI-compatible judge model; see the module docstring and docs/judge.md.
 
     Build with ``JudgePartitioner(config)`` (a :class:`JudgeConfig`, mapping or OmegaConf node
-    of ``algorithm.cue.judge``) and/or keyword overrides of its fields.  Build once and reuse:
-    the instance holds the cache, the connection pool and a background event-loop thread
-    (:meth:`close` stops it).
+    of ``algorithm.cue.judge``) and/or keyword overrides of its fields.  The fallback is
+    ``fallback_partitioner`` when given (the factory, :func:`verl_focal.partition.factory.partitioner_for`,
+    hands in one built from the ``algorithm.cue`` section), else the registered ``config.fallback``
+    built with ``fallback_kwargs``.  Build once and reuse: the instance holds the cache, the
+    connection pool and a background event-loop thread (:meth:`close` stops it).
     """
 
     def __init__(
@@ -87,21 +88,15 @@ class JudgePartitioner(Partitioner):
         self.breaker = CircuitBreaker(c.breaker_cooldown_s)
         self._services = HandleServices(self.inflight, self.metrics, self.breaker, self._fallback_labels)
 
+    @property
+    def fallback_partitioner(self) -> Partitioner:
+        """The partitioner that answers a group whose judge request failed."""
+        return self._fallback
+
     def __repr__(self) -> str:
         c = self.config
         return (f"JudgePartitioner(base_url={c.base_url!r}, model={c.model!r}, api_key_env={c.api_key_env!r}, "
                 f"fallback={c.fallback!r})")
-
-    @classmethod
-    def from_cue_config(cls, cue: Any, **overrides: Any) -> JudgePartitioner:
-        """Build from the whole ``algorithm.cue`` section (a CueConfig, mapping or OmegaConf node).
-
-        Uses ``cue.judge``; the fallback partitioner gets the section's own settings
-        (:func:`fallback_kwargs_from_cue`), so that a failed group is partitioned exactly as
-        ``algorithm.cue.partitioner=<fallback>`` would partition it.
-        """
-        cfg = coerce_judge_config(section_value(cue, "judge"), **overrides)
-        return cls(cfg, fallback_kwargs=fallback_kwargs_from_cue(cue, cfg.fallback))
 
     # ----------------------------------------------------------------- public API
     def partition(self, texts: list[str], problem: str | None = None) -> list[int]:
@@ -206,22 +201,3 @@ class JudgePartitioner(Partitioner):
             self.metrics.record_fallback_error()
             return [[0] * len(t) for _, t in groups]
 
-
-def shared_judge(cue: Any) -> JudgePartitioner:
-    """One long-lived :class:`JudgePartitioner` per distinct ``algorithm.cue`` judge setting.
-
-    Estimators are stateless and a ``prepare`` step runs every training step; building the judge
-    anew each time would drop its cache, connection pool and loop thread.  This is
-    :func:`verl_focal.partition.factory.partitioner_for` for the judge: the same instance for the
-    same settings.
-    """
-    return partitioner_for(cue, "judge")  # type: ignore[return-value]
-
-
-def fallback_kwargs_from_cue(cue: Any, fallback: str) -> dict[str, Any]:
-    """Constructor arguments of the fallback partitioner, from the ``algorithm.cue`` section.
-
-    :func:`verl_focal.partition.factory.partitioner_kwargs` without ``partitioner_kwargs`` (those
-    belong to the judge-less configuration and are not reused).
-    """
-    return partitioner_kwargs(cue, fallback)
