@@ -6,8 +6,9 @@ is needed), validates our sections and verl's config *before* Ray starts, then
 calls verl's own ``run_ppo`` with our TaskRunner (v1 or legacy, by
 ``trainer.use_v1``).
 
-``--dry-run`` prints the fully resolved config as YAML and exits 0 without
-starting anything::
+``--dry-run`` runs the same checks, refuses local data files and model folders that do
+not exist (hub names such as ``Qwen/Qwen2.5-7B`` are not checked: it runs offline), prints
+the fully resolved config as YAML and exits 0 without starting anything::
 
     python -m verl_focal.main_ppo --dry-run algorithm.focal.gamma=1.0 data.train_batch_size=256
 """
@@ -51,11 +52,15 @@ _DEBUG = False
 
 
 def dry_run(overrides: list[str]) -> int:
+    """Validate everything a run would check before Ray, and the local input paths; print the config."""
     import contextlib
+
+    from verl_focal.integration.preflight import check_local_paths
 
     config = compose_config(overrides)
     with contextlib.redirect_stdout(sys.stderr):  # verl's validate_config prints; stdout stays pure YAML
         validate_all(config)
+        check_local_paths(config)  # data files and model folders that a run would read (hub names: not checked)
         from verl_focal.integration.versions import warn_on_version_mismatch
 
         warn_on_version_mismatch()

@@ -423,3 +423,58 @@ def test_main_ppo_real_run_refuses_before_ray_in_one_line():
     assert "Traceback" not in proc.stderr and "did you mean 'strategy_cue'" in proc.stderr
     assert "engine is not available" not in proc.stderr  # quiet start-up
     assert "Started a local Ray instance" not in proc.stderr + proc.stdout
+
+
+def test_dry_run_refuses_missing_local_inputs_but_not_hub_names(tmp_path, capsys):
+    """--dry-run checks the local data files and model folders a run reads; hub names stay unchecked (offline)."""
+    from verl_focal.main_ppo import main as main_ppo
+
+    train, val = tmp_path / "train.parquet", tmp_path / "val.parquet"
+    train.write_bytes(b"PAR1")
+    val.write_bytes(b"PAR1")
+    data = [f"data.train_files={train}", f"data.val_files=[{val}]"]
+    cases = [
+        ([f"data.train_files={tmp_path}/none.parquet", f"data.val_files=[{val}]"],
+         f"data.train_files={tmp_path}/none.parquet (no such file)"),
+        ([f"data.train_files={train}", f"data.val_files=[{val},{tmp_path}/v2.parquet]"],
+         f"data.val_files[1]={tmp_path}/v2.parquet (no such file)"),
+        ([*data, f"actor_rollout_ref.model.path={tmp_path}/no_model"],
+         f"actor_rollout_ref.model.path={tmp_path}/no_model"),
+    ]
+    for argv, needle in cases:
+        with pytest.raises(SystemExit) as info:
+            main_ppo(["--dry-run", *OK, *argv])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and needle in err and "Traceback" not in err, err
+        assert len([ln for ln in err.splitlines() if "error:" in ln]) == 1
+    with pytest.raises(SystemExit) as info:  # a hub name is not a path: not checked
+        main_ppo(["--dry-run", *OK, *data, "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B"])
+    assert info.value.code == 0
+    assert "model:\n" in capsys.readouterr().out
+
+
+def test_check_summary_fits_a_screen_and_only_the_fresh_process_imports_verl():
+    """The real `check`: the probe and the checks run in one fresh process; this one never imports verl."""
+    code = ("import sys; from verl_focal.cli import main; rc = main(['check', '--verbose', *sys.argv[1:]]); "
+            "print('VERL_IN_PARENT', 'verl' in sys.modules); sys.exit(rc)")
+    proc = _py("-c", code, *OK, "algorithm.adv_estimator=f_grpo")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "VERL_IN_PARENT False" in out
+    summary = out.split("resolved config:")[0]
+    assert summary.startswith("verl-focal check: OK\n") and len(summary.splitlines()) <= 40
+    assert "checked plugin: `import verl` (verl " in summary and "loaded verl_focal.plugin" in summary
+    assert "checked config: algorithm.adv_estimator=f_grpo" in summary
+    assert "  focal:\n    gamma: 0.5" in summary and "  cue:" not in summary  # only the sections f_grpo reads
+    assert "passed successfully" not in out  # verl's own status line is not ours to print
+    assert "actor_rollout_ref:" in out.split("resolved config:")[1]  # --verbose: the whole config
+    assert "Disabled critic" not in proc.stderr or "[warning] verl: Disabled critic" in proc.stderr
+
+
+def test_check_with_an_unreachable_judge_is_failed_and_never_passed(capsys):
+    argv = ["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=judge", "algorithm.cue.judge.model=m",
+            f"algorithm.cue.judge.base_url={DEAD_URL}"]
+    assert main(argv) == 2
+    got = capsys.readouterr()
+    assert "passed" not in got.out + got.err and "OK" not in got.out
+    assert "verl-focal check FAILED:" in got.err and "unreachable" in got.err

@@ -22,6 +22,7 @@ and the hooked trainer call these; nothing here imports from an entry point.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from omegaconf import DictConfig
 
 __all__ = ["validate_start", "validate_all", "compose_config", "check_estimator_name", "check_partitioner",
-           "CONFIG_MODULE", "CONFIG_NAME"]
+           "check_local_paths", "verl_config_searchpath", "CONFIG_MODULE", "CONFIG_NAME"]
 
 
 def _verl_estimator_names() -> list[str]:
@@ -187,8 +188,27 @@ def _unknown_key_error(key: str, value: str | None, config_name: str) -> Excepti
     )
 
 
+def verl_config_searchpath() -> str | None:
+    """verl's packaged config folder as a ``file://`` search path, found without importing verl.
+
+    The packaged YAML names ``pkg://verl.trainer.config``, which makes Hydra import ``verl`` (and with it
+    torch: seconds) just to locate verl's YAML files; composing from the folder needs neither.  ``None``
+    when verl is not installed as a plain folder (then the ``pkg://`` path is used).
+    """
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("verl")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = os.path.join(list(spec.submodule_search_locations)[0], "trainer", "config")
+    if "'" in folder or not os.path.isfile(os.path.join(folder, "ppo_trainer.yaml")):
+        return None
+    return f"file://{folder}"
+
+
 def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG_NAME) -> DictConfig:
-    """Compose our packaged config with Hydra overrides (no Ray, no model).
+    """Compose our packaged config with Hydra overrides (no Ray, no model, no ``import verl``).
 
     A Hydra error becomes a :class:`~verl_focal.config.errors.ConfigError`: an unknown key under
     ``algorithm.focal`` / ``algorithm.cue`` gets "did you mean" (not Hydra's "use +key" advice).
@@ -201,10 +221,14 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
 
     from verl_focal.config.errors import ConfigError
 
+    given = list(overrides or [])
+    search = verl_config_searchpath()
+    if search and not any(o.lstrip("+~").startswith("hydra.searchpath") for o in given):
+        given = [f"hydra.searchpath=['{search}']", *given]
     GlobalHydra.instance().clear()
     try:
         with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
-            return compose(config_name=config_name, overrides=list(overrides or []))
+            return compose(config_name=config_name, overrides=given)
     except HydraException as e:
         msg = str(e)
         m = re.search(r"Could not override '([^']+)'", msg)
@@ -253,10 +277,93 @@ def validate_all(config: DictConfig) -> dict:
 
     require_contract(full=True)
     sections = validate_start(config)
-    try:
-        validate_config(
-            config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config)
-        )
-    except (AssertionError, ValueError, TypeError, KeyError, HydraException) as e:  # verl's own config checks
-        raise ConfigError(f"verl's config check: {_one_line(e)}") from e
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            validate_config(
+                config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config)
+            )
+        except (AssertionError, ValueError, TypeError, KeyError, HydraException) as e:  # verl's own config checks
+            raise ConfigError(f"verl's config check: {_one_line(e)}{_micro_batch_hint(e)}") from e
+    for w in caught:  # verl warns with a stacklevel that points at this file: name verl as the source
+        warnings.warn_explicit(f"verl: {w.message}", w.category, filename=VERL_WARNING_SOURCE, lineno=0,
+                               module="verl.utils.config")
     return sections
+
+
+#: the "file" verl's config-check warnings are reported at (they come from verl's own code)
+VERL_WARNING_SOURCE = "verl.utils.config.validate_config"
+
+MICRO_BATCH_KEYS = (
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
+)
+
+
+def _micro_batch_hint(e: BaseException) -> str:
+    """verl has no default for its per-GPU micro-batch sizes; say which keys to set, and why."""
+    if "micro_batch_size" not in str(e):
+        return ""
+    return ("; verl has no default for the per-GPU micro-batch sizes (sequences per GPU per forward pass: "
+            "memory, not results): set " + ", ".join(f"{k}=N" for k in MICRO_BATCH_KEYS)
+            + ", or use_dynamic_bsz=true")
+
+
+def _local_paths(config: Any) -> list[tuple[str, str, str]]:
+    """(key, path, kind) of the local files and folders a run reads before its first step."""
+    from omegaconf import OmegaConf
+
+    def get(key: str) -> Any:
+        return OmegaConf.select(config, key, default=None)
+
+    out: list[tuple[str, str, str]] = []
+    for key in ("data.train_files", "data.val_files"):
+        val = get(key)
+        files = [val] if isinstance(val, str) else list(val or [])
+        for i, f in enumerate(files):
+            out.append((key if isinstance(val, str) else f"{key}[{i}]", str(f), "data"))
+    out.append(("actor_rollout_ref.model.path", get("actor_rollout_ref.model.path"), "model"))
+    tok = get("actor_rollout_ref.model.tokenizer_path")
+    if tok:
+        out.append(("actor_rollout_ref.model.tokenizer_path", tok, "model"))
+    if get("critic.enable"):
+        out.append(("critic.model.path", get("critic.model.path"), "model"))
+    return [(k, str(p), kind) for k, p, kind in out if p]
+
+
+def looks_like_hub_name(name: str) -> bool:
+    """``org/name`` (a Hugging Face hub id) rather than a path: one slash, no leading ``/ . ~``.
+
+    >>> looks_like_hub_name("Qwen/Qwen2.5-7B"), looks_like_hub_name("/models/Qwen2.5-7B"), looks_like_hub_name("a/b/c")
+    (True, False, False)
+    """
+    import re
+
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", name)) and not name.startswith((".", "~"))
+
+
+def check_local_paths(config: Any) -> None:
+    """Refuse, in one line, data files and model folders that do not exist on this machine.
+
+    Remote locations (``hdfs://``, ``s3://``, ...) are not checked, nor model names that look like hub ids
+    (``Qwen/Qwen2.5-7B``) and are not a local path: the check runs offline.
+    """
+    import os
+
+    missing = []
+    for key, path, kind in _local_paths(config):
+        if "://" in path:
+            continue
+        local = os.path.expanduser(path)
+        if kind == "model":
+            if os.path.exists(local) or looks_like_hub_name(path):
+                continue
+            missing.append(f"{key}={path} (no such folder, and not a hub name like Qwen/Qwen2.5-7B)")
+        elif not os.path.isfile(local):
+            missing.append(f"{key}={path} ({'a folder, not a file' if os.path.isdir(local) else 'no such file'})")
+    if missing:
+        data = any(m.startswith("data.") for m in missing)
+        fix = ("; make the data with `verl-focal prep-data` (docs/recipes.md) or point the key at an existing file"
+               if data else "; give an existing model folder or a hub name")
+        raise ConfigError(f"missing local input: {'; '.join(missing)}{fix}")
