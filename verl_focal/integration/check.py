@@ -54,10 +54,11 @@ try:
 except Exception as e:
     out["ok"] = False
     out["problems"].append(f"{type(e).__name__}: {e}")
-if len(sys.argv) > 1 and out["ok"]:  # the checks, on the overrides given as JSON
+if len(sys.argv) > 1 and out["ok"]:  # the checks, on the config the parent composed (YAML on stdin)
     from verl_focal.integration.check import validate_here
     req = json.loads(sys.argv[1])
-    out["checks"] = validate_here(req["overrides"], skip_judge=req["skip_judge"], verbose=req["verbose"])
+    out["checks"] = validate_here(req["overrides"], skip_judge=req["skip_judge"], verbose=req["verbose"],
+                                  config_yaml=sys.stdin.read() or None)
 print("VERL_FOCAL_PROBE " + json.dumps(out))
 """
 
@@ -128,8 +129,12 @@ def _sections_used(estimator: str) -> set[str]:
             "unlikely_grpo": {"unlikely"}}.get(name, set())
 
 
-def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool = False) -> dict:
+def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool = False,
+                  config_yaml: str | None = None) -> dict:
     """Steps 2-4 in this process (which imports verl): ``{"problems", "warnings", "checked", "algorithm", "full"}``.
+
+    ``config_yaml``: the config already composed from ``overrides`` (by the parent process), else it is
+    composed here.
 
     verl's own prints (``[validate_config] All configuration checks passed``) are dropped, and its warnings
     are returned as lines naming verl, so that a later failure is never preceded by a "passed".
@@ -154,7 +159,10 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
         try:
             from verl_focal.integration.preflight import compose_config, validate_all
 
-            config = compose_config(overrides)
+            if config_yaml is not None:
+                config = OmegaConf.create(config_yaml)
+            else:
+                config = compose_config(overrides)
             sections = validate_all(config)
         except UserError as e:
             out["problems"].append(f"config: {e}")
@@ -244,16 +252,18 @@ def run(args: argparse.Namespace) -> int:
 
     request = json.dumps({"overrides": list(args.overrides), "skip_judge": bool(args.skip_judge),
                           "verbose": bool(args.verbose)})
-    child = subprocess.Popen([sys.executable, "-c", _PROBE, request], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=dict(os.environ))
-    try:
-        compose_config(args.overrides)  # no `import verl`: an override typo is reported now
+    child = subprocess.Popen([sys.executable, "-c", _PROBE, request], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:  # while the child imports verl: compose here, without `import verl`; an override typo is reported now
+        from omegaconf import OmegaConf
+
+        config_yaml = OmegaConf.to_yaml(compose_config(args.overrides))
     except UserError as e:
         child.kill()
         child.communicate()
         return _report([f"config: {e}"], [], [], None, args.verbose)
     try:
-        stdout, stderr = child.communicate(timeout=300)
+        stdout, stderr = child.communicate(input=config_yaml, timeout=300)
     except subprocess.TimeoutExpired:
         child.kill()
         stdout, stderr = child.communicate()
