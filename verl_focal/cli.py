@@ -136,6 +136,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(sub_run(name, args) or 0)
     except UserError as e:
         return report_user_error(prog, e, debug=debug)
+    except OSError as e:  # a path the user gave that cannot be read or written: name it, no traceback
+        if not e.filename:
+            raise
+        where = f"{e.filename}" + (f" -> {e.filename2}" if e.filename2 else "")
+        err = UserError(f"{where}: {e.strerror or e}; check the path (and its permissions)")
+        return report_user_error(prog, err.with_traceback(e.__traceback__), debug=debug)
     except SystemExit as e:  # a module's `raise SystemExit("message")` is a user error too
         if isinstance(e.code, str):
             err = UserError(e.code.removeprefix(prog + ": ").removeprefix(f"verl-focal {name}: "))

@@ -154,6 +154,10 @@ CASES = [
     (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o", "--scorer", "nosuch.mod:f"],
      ["--scorer 'nosuch.mod:f'"]),
     (["eval", "scor", "--runs", "{d}/runs"], ["'scor'", "did you mean 'score'"]),
+    (["eval", "score", "--runs", "{d}/runs", "--out-dir", "{d}/o", "--failures", "{d}"],
+     ["--failures {d}: is a folder"]),
+    (["agreement", "{d}/groups.jsonl", "--model", "m", "--base-url", DEAD_URL, "--out", "{d}"],
+     ["--out {d}: is a folder"]),
     (["eval", "score", "--runs", "{d}/empty", "--out", "{d}/o"], ["--runs", "empty", "holds no"]),
     (["eval", "score", "--runs", "{d}/nope", "--out", "{d}/o"], ["--runs", "nope", "no such folder"]),
     (["eval", "score", "--runs", "{d}/runs", "--baseline", "grpp", "--out", "{d}/o"],
@@ -353,6 +357,19 @@ def test_debug_shows_the_traceback_and_a_bug_keeps_it(files, capsys, monkeypatch
     monkeypatch.setattr(tm, "tail_miss_probability", boom)
     with pytest.raises(ZeroDivisionError):  # not a user error: the traceback stays
         main(["tail-miss", "--mu", "0.5", "--tau", "0.1"])
+
+
+def test_an_unreadable_path_is_named_without_a_traceback(monkeypatch, capsys):
+    """Any OSError about a path the user gave ends as one line naming the path (exit 2)."""
+    import verl_focal.theory.cli_tail_miss as tm
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied", "/data/out.csv")
+
+    monkeypatch.setattr(tm, "tail_miss_probability", denied)
+    assert main(["tail-miss", "--mu", "0.5", "--tau", "0.1"]) == 2
+    err = capsys.readouterr().err
+    assert "error: /data/out.csv: Permission denied" in err and "Traceback" not in err
 
 
 def test_version_names_ours_verl_torch_and_ray(capsys):

@@ -469,9 +469,10 @@ def _check_limits(args: argparse.Namespace) -> None:
     out_dir = getattr(args, "out_dir", None)
     if out_dir and Path(out_dir).exists() and not Path(out_dir).is_dir():
         raise InputError(f"--out-dir {out_dir}: is a file; give a folder (it is created if missing)")
-    out = getattr(args, "out", None)
-    if out and Path(out).is_dir():
-        raise InputError(f"--out {out}: is a folder; give a file name")
+    for flag in ("out", "failures"):
+        path = getattr(args, flag, None)
+        if path and Path(path).is_dir():
+            raise InputError(f"--{flag} {path}: is a folder; give a file name")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -130,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     from verl_focal.partition.base import get_partitioner
     from verl_focal.partition.judge import JudgePartitioner, check_judge
 
+    if args.out and Path(args.out).is_dir():  # before any request, not after the last one
+        raise InputError(f"--out {args.out}: is a folder; give a file name for the JSONL rows")
     try:
         groups = load_groups(args.path)
         section = _judge_section(args.config)
