@@ -11,6 +11,11 @@ not exist (hub names such as ``Qwen/Qwen2.5-7B`` are not checked: it runs offlin
 the fully resolved config as YAML and exits 0 without starting anything::
 
     python -m verl_focal.main_ppo --dry-run algorithm.focal.gamma=1.0 data.train_batch_size=256
+
+``--trainer one_step_off`` / ``--trainer fully_async`` run verl's separated trainers
+(``verl.experimental.one_step_off_policy`` / ``fully_async_policy``) instead: verl's own config of
+that trainer plus our sections, validated the same way before Ray starts
+(:func:`verl_focal.integration.runner.run_separated`).
 """
 
 from __future__ import annotations
@@ -51,13 +56,13 @@ PROG = "python -m verl_focal.main_ppo"
 _DEBUG = False
 
 
-def dry_run(overrides: list[str]) -> int:
+def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     """Validate everything a run would check before Ray, and the local input paths; print the config."""
     import contextlib
 
     from verl_focal.integration.preflight import check_local_paths
 
-    config = compose_config(overrides)
+    config = compose_config(overrides, trainer=trainer)
     with contextlib.redirect_stdout(sys.stderr):  # verl's validate_config prints; stdout stays pure YAML
         validate_all(config)
         check_local_paths(config)  # data files and model folders that a run would read (hub names: not checked)
@@ -68,12 +73,34 @@ def dry_run(overrides: list[str]) -> int:
     return 0
 
 
+def _pop_trainer(args: list[str]) -> tuple[str, list[str]]:
+    """``--trainer NAME`` / ``--trainer=NAME`` out of ``args`` (default ``ppo``)."""
+    from verl_focal.config.errors import ConfigError
+    from verl_focal.integration.preflight import TRAINERS
+
+    trainer, rest, it = "ppo", [], iter(args)
+    for a in it:
+        if a == "--trainer":
+            trainer = next(it, "")
+        elif a.startswith("--trainer="):
+            trainer = a.split("=", 1)[1]
+        else:
+            rest.append(a)
+    if trainer not in TRAINERS:
+        from verl_focal.config.errors import did_you_mean
+
+        raise ConfigError(f"--trainer {trainer!r} is not a trainer{did_you_mean(trainer, list(TRAINERS))}; "
+                          f"choose one of {list(TRAINERS)}")
+    return trainer, rest
+
+
 def _hydra_args(args: list[str]) -> bool:
     return any(a.startswith("-") or a.split("=", 1)[0].lstrip("+~").startswith("hydra") for a in args)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m verl_focal.main_ppo [--dry-run] [--debug] overrides...``; user errors exit 2 in one line."""
+    """``python -m verl_focal.main_ppo [--trainer NAME] [--dry-run] [--debug] overrides...``; user errors exit 2
+    in one line."""
     global _DEBUG
     from verl_focal.config.errors import UserError, debug_enabled, report_user_error
     from verl_focal.integration.quiet import quiet_optional_engines
@@ -83,8 +110,14 @@ def main(argv: list[str] | None = None) -> None:
     args = [a for a in args if a != "--debug"]
     quiet_optional_engines()
     try:
+        trainer, args = _pop_trainer(args)
         if "--dry-run" in args:
-            raise SystemExit(dry_run([a for a in args if a != "--dry-run"]))
+            raise SystemExit(dry_run([a for a in args if a != "--dry-run"], trainer))
+        if trainer != "ppo":
+            from verl_focal.integration.runner import run_separated
+
+            run_separated(compose_config(args, trainer=trainer), trainer)
+            return
         if not _hydra_args(args):
             compose_config(args)  # catch override typos here, in one line, before Hydra's own run
     except UserError as e:

@@ -9,7 +9,11 @@ Importing it:
 * registers our advantage estimators (``f_grpo``, ``cue_grpo``, ``f_cue_grpo``, ``passk_grpo``,
   ``unlikely_grpo``);
 * arranges for the hooked trainer modes (``focal_sync``, ...) to be registered
-  as soon as verl's v1 trainer package is imported.
+  as soon as verl's v1 trainer package is imported;
+* arranges for the separated trainers (one-step-off, fully-async) to be hooked as soon as
+  ``verl.experimental.separation.ray_trainer`` is imported
+  (:func:`verl_focal.integration.dataproto_hook.install_separated_hook`; it acts only on our
+  estimators).
 
 Idempotent: safe to import twice (entry point + ``VERL_USE_EXTERNAL_MODULES``).
 """
@@ -26,6 +30,12 @@ def _register_trainers() -> None:
     import verl_focal.integration.trainer  # noqa: F401  (registers focal_sync & co.)
 
 
+def _hook_separated_trainers() -> None:
+    from verl_focal.integration.dataproto_hook import install_separated_hook
+
+    install_separated_hook()
+
+
 try:
     register_all()  # a name held by another package is a WARNING there, never an exception
 except Exception as e:
@@ -35,3 +45,4 @@ except Exception as e:
     )
     raise
 when_imported("verl.trainer.ppo.v1", _register_trainers)
+when_imported("verl.experimental.separation.ray_trainer", _hook_separated_trainers)

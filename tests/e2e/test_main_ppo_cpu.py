@@ -130,11 +130,6 @@ def test_focal_dapo_cispo_main_ppo(tmp_path, assets):
         assert abs(m["critic/advantages/max"]) <= bound and abs(m["critic/advantages/min"]) <= bound
 
 
-def _cue_available() -> bool:
-    return (HERE.parent.parent / "verl_focal" / "integration" / "estimators_cue.py").exists()
-
-
-@pytest.mark.skipif(not _cue_available(), reason="cue_grpo (verl_focal/integration/estimators_cue.py) not merged yet")
 def test_cue_grpo_main_ppo(tmp_path, assets):
     """``python -m verl_focal.main_ppo algorithm.adv_estimator=cue_grpo``, cue signatures from the reward.
 

@@ -19,7 +19,7 @@ from verl import DataProto
 from verl.trainer.ppo import core_algos, ray_trainer
 
 import verl_focal.plugin  # noqa: F401  (registers the estimators)
-from verl_focal.config.schema import ConfigError
+from verl_focal.config.schema import ConfigError, parse_settings
 from verl_focal.integration.context import AdvantageContext, use_context
 from verl_focal.integration.registration import get_spec
 from verl_focal.partition.cues import signature
@@ -72,7 +72,7 @@ def hook_context(rows, data, config, estimator="cue_grpo", responses=True):
     )
     spec = get_spec(estimator)
     assert spec.prepare is not None and {"acc", "cue_sig", "responses"} <= spec.needs_for(OmegaConf.create({}))
-    spec.prepare(ctx, config)
+    spec.prepare(ctx, parse_settings(config))
     return ctx
 
 
@@ -132,7 +132,7 @@ def test_f_cue_grpo_is_focal_times_cue():
 
 def test_legacy_hook_end_to_end(monkeypatch):
     """The legacy trainer hook builds the context from the DataProto, decodes text, runs prepare."""
-    from verl_focal.integration import trainer as hook
+    from verl_focal.integration import dataproto_hook as hook
 
     rows = corpus_batch()
     texts = [r[1] for r in rows]
@@ -250,11 +250,11 @@ def test_bad_config_is_named(cue, match):
 def test_cue_needs_is_minimal_per_config():
     from verl_focal.integration.cue_hook import CUE_NEEDS, cue_needs
 
-    assert cue_needs(algo(source="signature")) == {"acc", "cue_sig"}
-    assert cue_needs(algo(source="text")) == {"acc", "responses", "problems"}
-    assert cue_needs(algo(partitioner="single")) == {"acc"}
-    assert cue_needs(algo(uniform_boost=1.1)) == {"acc"}
-    assert cue_needs(algo()) == CUE_NEEDS == get_spec("cue_grpo").needs_for(algo())
+    assert cue_needs(parse_settings(algo(source="signature"))) == {"acc", "cue_sig"}
+    assert cue_needs(parse_settings(algo(source="text"))) == {"acc", "responses", "problems"}
+    assert cue_needs(parse_settings(algo(partitioner="single"))) == {"acc"}
+    assert cue_needs(parse_settings(algo(uniform_boost=1.1))) == {"acc"}
+    assert cue_needs(parse_settings(algo())) == CUE_NEEDS == get_spec("cue_grpo").needs_for(algo())
     # the hook asks the spec, which follows the config
     assert get_spec("cue_grpo").needs_for(algo(source="signature")) == {"acc", "cue_sig"}
 
@@ -284,7 +284,7 @@ def test_judge_partitioner_is_used_and_falls_back_to_strategy_cue():
     ntb = data.non_tensor_batch
     ctx = AdvantageContext(uids=ntb["uid"], acc=np.array(ntb["acc"], dtype=float),
                            responses=[r[1] for r in rows], problems=[r[0] for r in rows])
-    get_spec("cue_grpo").prepare(ctx, cfg)
+    get_spec("cue_grpo").prepare(ctx, parse_settings(cfg))
     got = run(data, cfg, ctx=ctx)
     np.testing.assert_allclose(got, expected(rows), atol=1e-5)
     assert ctx.metrics["cue/groups_from_text"] == len(cue_corpus.PROBLEMS)
@@ -314,7 +314,7 @@ def test_a_step_with_nothing_to_partition_logs_the_same_metric_keys():
     rewards[:, -1] = torch.as_tensor(acc, dtype=torch.float32)
     ctx = AdvantageContext(uids=index, acc=acc, responses=["x"] * 8)
     algo = OmegaConf.create({"adv_estimator": "cue_grpo", "cue": {"source": "text"}})
-    get_spec("cue_grpo").prepare(ctx, algo)
+    get_spec("cue_grpo").prepare(ctx, parse_settings(algo))
     with use_context(ctx):
         core_algos.get_adv_estimator_fn("cue_grpo")(rewards, torch.ones(8, 2), config=algo, index=index)
     keys = ("cue/groups_partitioned", "cue/groups_from_signatures", "cue/groups_from_text", "cue/groups_repartitioned")

@@ -11,7 +11,6 @@ from verl.trainer.ppo.ray_trainer import compute_advantage
 
 from _reference import make_grouped_batch, reference_advantages
 from verl_focal.integration.context import AdvantageContext, ContextAlignmentError, use_context
-from verl_focal.integration.inputs import NonFiniteRewardError
 
 SIZES = [8, 1, 3, 8, 2, 5, 1, 7]
 
@@ -111,14 +110,23 @@ def test_correctness_acc_requires_acc():
         _dispatch(rewards, mask, index, _algo(0.5, correctness="acc"))
 
 
-def test_nan_reward_raises_naming_the_uid():
+def test_a_nan_reward_leaves_its_group_and_is_counted_never_ending_the_step(caplog):
     rewards, mask, index = make_grouped_batch(0, [4, 4], n_padding=0, shuffle=False)
-    rewards[5, 0] = float("nan")
-    with pytest.raises(NonFiniteRewardError, match=r"non-finite reward nan for uid 'u1' \(row 5"):
-        _dispatch(rewards, mask, index, _algo(0.5))
-    rewards[5, 0] = float("inf")
-    with pytest.raises(NonFiniteRewardError, match="uid 'u1'"):
-        _dispatch(rewards, mask, index, _algo(0.5))
+    for bad in (float("nan"), float("inf")):
+        rewards[5, 0] = bad
+        ctx = AdvantageContext(uids=index)
+        with use_context(ctx), caplog.at_level("WARNING"):
+            adv = _dispatch(rewards, mask, index, _algo(0.5))
+        assert torch.isfinite(adv).all() and adv[5].abs().max().item() == 0.0
+        assert ctx.metrics["verl_focal/nonfinite_reward_rows"] == 1.0
+        assert "uid 'u1'" in caplog.text
+        # the other rows of that group are as if row 5 were padding
+        mask2 = mask.clone()
+        mask2[5] = 0.0
+        r2 = rewards.clone()
+        r2[5, 0] = 0.0
+        ref = _dispatch(r2, mask2, index, _algo(0.5))
+        assert torch.allclose(adv[:, 0], ref[:, 0], atol=1e-6)
 
 
 def test_misaligned_context_is_refused():

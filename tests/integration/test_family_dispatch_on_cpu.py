@@ -56,14 +56,28 @@ def test_passk_reads_correctness_from_acc_not_the_shaped_reward():
     assert ctx.metrics["passk/k"] == 2.0 and ctx.metrics["passk/rho_mean"] == pytest.approx(0.5)
 
 
-def test_passk_refuses_a_group_smaller_than_k_naming_uid_and_sizes():
+def test_passk_a_group_smaller_than_k_falls_back_to_grpo_and_is_counted():
+    """One dropped session leaves a group of 2 with k = 3: that group gets k = 1 (GRPO, population std), the
+    others keep k = 3, the step completes and reports the fallback."""
+    index = np.array(["big"] * 4 + ["tiny"] * 2, dtype=object)
+    rewards = torch.zeros(6, 2)
+    rewards[0, -1] = 1.0
+    rewards[4, -1] = 1.0
+    algo = OmegaConf.create({"passk": {"k": 3}})
+    acc = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+    ctx = build_context(index, frozenset({"acc"}), [{"acc": a} for a in acc])
+    with use_context(ctx):
+        adv = _dispatch(rewards, torch.ones(6, 2), index, algo, "passk_grpo")
+    assert adv[:4, 0].tolist() == pytest.approx(passk_rows_reference(acc[:4], index[:4], [1] * 4, 3), rel=1e-5)
+    assert adv[4:, 0].tolist() == pytest.approx(passk_rows_reference(acc[4:], index[4:], [1] * 2, 1), rel=1e-5)
+    assert adv[4, 0].item() == pytest.approx(1.0, rel=1e-5) and adv[5, 0].item() == pytest.approx(-1.0, rel=1e-5)
+    assert ctx.metrics["passk/short_groups"] == 1.0 and ctx.metrics["passk/groups"] == 2.0
+
+def test_passk_a_group_of_padding_rows_is_not_a_group():
     index = np.array(["big"] * 4 + ["tiny"] * 2, dtype=object)
     rewards = torch.zeros(6, 2)
     rewards[0, -1] = 1.0
     algo = OmegaConf.create({"passk": {"k": 3}})
-    with pytest.raises(ValueError, match=r"group uid 'tiny' has 2 valid rollout\(s\) but algorithm.passk.k=3"):
-        _dispatch(rewards, torch.ones(6, 2), index, algo, "passk_grpo")
-    # a group made only of padding rows is not a group: no error, zeros
     mask = torch.ones(6, 2)
     mask[4:] = 0.0
     adv = _dispatch(rewards, mask, index, algo, "passk_grpo")
@@ -121,7 +135,7 @@ def test_unlikely_without_the_hook_refuses_with_a_message():
 
 
 def test_unlikely_through_the_legacy_hook_reads_old_log_probs_from_the_dataproto(monkeypatch):
-    from verl_focal.integration.trainer import install_legacy_hook
+    from verl_focal.integration.dataproto_hook import install_legacy_hook
 
     monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)
     monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)

@@ -120,11 +120,11 @@ def test_a_failed_prefetch_is_counted_and_the_step_does_the_work(transfer_queue,
     trainer = _trainer(composed_config, tokenizer, ["algorithm.adv_estimator=f_cue_grpo"])
     attempts = []
 
-    def flaky_fetch(batch, needs):
+    def flaky_fetch(batch, needs, acc_key=None):
         attempts.append(1)
         if len(attempts) == 1:
             raise ConnectionError("storage unit went away")
-        return FocalHookMixin._focal_fetch_context(trainer, batch, needs)
+        return FocalHookMixin._focal_fetch_context(trainer, batch, needs, acc_key)
 
     trainer._focal_fetch_context = flaky_fetch
     trainer._focal_prefetch(meta)
@@ -135,3 +135,28 @@ def test_a_failed_prefetch_is_counted_and_the_step_does_the_work(transfer_queue,
     ref = cue_corpus.reference_advantages(rows, gamma=0.5)
     by_key = {f"{r[0]}_{k}_0": ref[k] for k, r in enumerate(rows)}
     np.testing.assert_allclose(_advantages(transfer_queue, meta), [by_key[k] for k in meta.keys], atol=1e-5)
+
+
+def test_the_algorithm_config_is_parsed_once_per_step(transfer_queue, composed_config, tokenizer, monkeypatch):
+    """The hook parses ``algorithm`` once (at the old-log-prob pass) and hands the typed settings to
+    needs, prefetch, prepare and the estimator; none of them parses it again."""
+    from verl_focal.config import schema
+
+    rows = _rows()
+    meta, _ = _put(transfer_queue, tokenizer, rows, False, np.random.default_rng(8))
+    for estimator in ("cue_grpo", "f_grpo"):
+        trainer = _trainer(composed_config, tokenizer, [f"algorithm.adv_estimator={estimator}"])
+        calls: list = []
+        real = schema.validate_algorithm_config
+
+        def counting(*a, calls=calls, real=real, **k):
+            calls.append(1)
+            return real(*a, **k)
+
+        monkeypatch.setattr(schema, "validate_algorithm_config", counting)
+        trainer._focal_prefetch(meta)  # what _compute_old_log_prob does
+        metrics: dict = {}
+        trainer._compute_advantage(meta, metrics)
+        assert len(calls) == 1, estimator
+        assert metrics["verl_focal/advantage_s"] >= 0.0
+        monkeypatch.setattr(schema, "validate_algorithm_config", real)

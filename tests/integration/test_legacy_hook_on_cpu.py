@@ -16,7 +16,7 @@ from _reference import reference_advantages
 
 @pytest.fixture
 def legacy_hook(monkeypatch):
-    from verl_focal.integration.trainer import install_legacy_hook
+    from verl_focal.integration.dataproto_hook import install_legacy_hook
 
     # monkeypatch records the originals so teardown restores verl's functions
     monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)

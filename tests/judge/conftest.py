@@ -8,6 +8,8 @@ the server looks the tag up in its scripts and plays the next action for it
 * ``("text", s)``                   -- 200, the completion text is ``s``
 * ``("status", code, headers, body)`` -- that status, headers and raw body
 * ``("sleep", seconds, action)``    -- wait, then play ``action``
+* ``("gate", name, action)``        -- hold the request until the test opens gate ``name``
+  (:meth:`ScriptedJudge.open_gate`), then play ``action``: tests wait on events, not on time
 * ``("drop",)``                     -- close the connection without answering
 * ``("raw", bytes)``                -- 200 with a raw (non chat-completion) body
 
@@ -40,11 +42,25 @@ class ScriptedJudge:
         self.inflight = 0
         self.max_inflight = 0
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)  # notified on every arrival and departure
+        self.gates: dict[str, threading.Event] = {}
         self.server: ThreadingHTTPServer | None = None
         self.base_url = ""
 
     def script(self, tag: str, *actions: tuple) -> None:
         self.scripts[tag] = list(actions)
+
+    def gate(self, name: str) -> threading.Event:
+        with self.lock:
+            return self.gates.setdefault(name, threading.Event())
+
+    def open_gate(self, name: str) -> None:
+        self.gate(name).set()
+
+    def wait_until(self, predicate, timeout: float = 60.0) -> bool:
+        """Block until ``predicate(self)`` holds (re-checked on every arrival/departure), or ``timeout``."""
+        with self.changed:
+            return self.changed.wait_for(lambda: predicate(self), timeout=timeout)
 
     def requests_for(self, tag: str) -> list[dict]:
         return [e for e in self.log if e["tag"] == tag]
@@ -93,6 +109,7 @@ def _handler(judge: ScriptedJudge):
                 judge.log.append({"tag": tag, "t": time.perf_counter(), "body": body, "headers": dict(self.headers)})
                 judge.inflight += 1
                 judge.max_inflight = max(judge.max_inflight, judge.inflight)
+                judge.changed.notify_all()
             try:
                 if self.path != "/v1/chat/completions":
                     return self._send(404, b'{"error": "not found"}')
@@ -107,11 +124,16 @@ def _handler(judge: ScriptedJudge):
             finally:
                 with judge.lock:
                     judge.inflight -= 1
+                    judge.changed.notify_all()
 
         def _play(self, act: tuple, body: dict) -> None:
             kind = act[0]
             if kind == "sleep":
                 time.sleep(act[1])
+                return self._play(act[2], body)
+            if kind == "gate":
+                if not judge.gate(act[1]).wait(timeout=120):
+                    raise TimeoutError(f"gate {act[1]!r} was never opened")
                 return self._play(act[2], body)
             if kind == "drop":
                 self.close_connection = True

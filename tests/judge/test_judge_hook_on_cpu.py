@@ -99,7 +99,7 @@ def expected_advantages(clusters: dict[int, str], alpha: float = 1.0, eps: float
 
 @pytest.fixture
 def hooked(monkeypatch):
-    from verl_focal.integration.trainer import install_legacy_hook
+    from verl_focal.integration.dataproto_hook import install_legacy_hook
 
     monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)  # undone after the test
     monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-import time
 
 from verl_focal.partition.judge.breaker import CircuitBreaker
 from verl_focal.partition.judge.client import CallStats
@@ -118,9 +117,12 @@ def test_metrics_counts_and_resets():
 
 
 def test_breaker_opens_for_its_cooldown_and_zero_disables_it():
-    b = CircuitBreaker(0.2)
+    now = [100.0]
+    b = CircuitBreaker(0.2, clock=lambda: now[0])
     assert not b.is_open() and b.trip() and b.is_open()
-    time.sleep(0.25)
+    now[0] += 0.19
+    assert b.is_open()
+    now[0] += 0.02
     assert not b.is_open()
     off = CircuitBreaker(0)
     assert off.trip() is False and not off.is_open()

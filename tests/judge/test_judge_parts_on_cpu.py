@@ -180,7 +180,7 @@ def test_yaml_section_equals_schema_defaults():
 
     import verl_focal.config as config_pkg
 
-    text = (Path(config_pkg.__file__).parent / "focal_trainer.yaml").read_text()
+    text = (Path(config_pkg.__file__).parent / "sections" / "focal.yaml").read_text()
     judge = yaml.safe_load(text)["algorithm"]["cue"]["judge"]
     assert judge == dataclasses.asdict(JudgeConfig())
 

@@ -10,8 +10,6 @@ time.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from test_judge_hook_on_cpu import GOOD, JUDGE_CLUSTERS, ROWS, expected_advantages, tokenizer
 
@@ -39,9 +37,8 @@ def test_prefetched_judge_requests_are_joined_at_advantage_time(transfer_queue, 
     import verl_focal.partition.judge  # noqa: F401  (registers the partitioner)
     from verl_focal.integration.trainer import hooked_trainer_cls
 
-    delay = 1.0
-    for u in GOOD:
-        judge_server.script(f"pf_{u}", ("sleep", delay, ("json", GOOD[u])))
+    for u in GOOD:  # each request is held at the server until the "old-log-prob pass" is over
+        judge_server.script(f"pf_{u}", ("gate", "pass_over", ("json", GOOD[u])))
     tok = tokenizer()
     meta = _put(transfer_queue, tok)
     trainer = object.__new__(hooked_trainer_cls("sync"))
@@ -57,17 +54,18 @@ def test_prefetched_judge_requests_are_joined_at_advantage_time(transfer_queue, 
             "algorithm.cue.judge.timeout_s=30",
         ]
     )
-    t0 = time.perf_counter()
     trainer._focal_prefetch(meta)  # what _compute_old_log_prob does before verl's log-prob pass
-    assert time.perf_counter() - t0 < delay  # it did not wait for the judge
-    time.sleep(delay + 0.5)  # the old-log-prob pass
+    # it returned while every request is still held at the server: it did not wait for the judge
+    assert judge_server.wait_until(lambda j: j.inflight == len(GOOD))
+    judge_server.open_gate("pass_over")  # the old-log-prob pass ends
+    assert judge_server.wait_until(lambda j: j.inflight == 0)
     metrics: dict = {}
     trainer._compute_advantage(meta, metrics)
-    # one request per group, made by the prefetch; the advantage step waited for none
+    # one request per group, made by the prefetch; the advantage step joined them or found them cached
     assert sum(len(judge_server.requests_for(f"pf_{u}")) for u in GOOD) == len(GOOD)
     assert metrics["verl_focal/prefetched"] == 1.0
     assert metrics["judge/fallback_rate"] == 0.0
-    assert metrics["judge/wait_s"] < delay / 2
+    assert metrics["judge/requests"] == len(GOOD)  # counted once, by the joining step
     got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
     adv = [t[0].item() for t in got["advantages"].unbind()]
     assert adv == pytest.approx(expected_advantages(JUDGE_CLUSTERS), abs=1e-5)

@@ -190,16 +190,28 @@ def test_faults_fall_back_per_group_only(judge_server):
     assert judge_server.requests_for("g_trivial") == []
 
 
+def _wait_until(predicate, timeout: float = 60.0) -> bool:
+    """Re-check ``predicate`` until it holds or ``timeout`` passes (a deadline, never a fixed wait)."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def test_concurrency_bound_and_overlap(judge_server):
-    judge_server.script("c", ("sleep", 0.3, ("json", {"groups": [[1, 2]]})))
+    """max_concurrency=3: three requests overlap at the server, never a fourth (events, no timing)."""
+    judge_server.script("c", ("gate", "c", ("json", {"groups": [[1, 2]]})))
     groups = [(f"[[c]] problem {i}", ["a", "b"]) for i in range(6)]
     with make(judge_server, max_concurrency=3) as p:
-        t = time.perf_counter()
-        assert p.partition_groups(groups) == [[0, 0]] * 6
-        wall = time.perf_counter() - t
-    # 6 requests of 0.3 s, 3 at a time: two waves (>= 0.6 s), far below serial 1.8 s
-    assert judge_server.max_inflight == 3
-    assert 0.6 <= wall < 1.7
+        h = p.submit_groups(groups)
+        assert judge_server.wait_until(lambda j: j.inflight == 3)  # three held at once: they overlap
+        # while the three are held, no fourth may arrive (a breach would show within this wait)
+        assert not judge_server.wait_until(lambda j: j.inflight > 3, timeout=1.0)
+        judge_server.open_gate("c")
+        assert h.result() == [[0, 0]] * 6
+    assert judge_server.max_inflight == 3 and len(judge_server.requests_for("c")) == 6
 
 
 def test_submit_is_non_blocking(judge_server):
@@ -382,13 +394,10 @@ def test_last_holder_cancels_an_unfinished_request(judge_server):
 
 
 def test_prefetch_nobody_joins_still_counted_and_cached(judge_server):
-    judge_server.script("orph", ("sleep", 0.2, ("json", GOOD)))
+    judge_server.script("orph", ("json", GOOD))
     with make(judge_server) as p:
         p.prefetch([("[[orph]]", SOLS)])
-        t = time.perf_counter()
-        while len(p.inflight) and time.perf_counter() - t < 10:
-            time.sleep(0.02)
-        time.sleep(0.05)
+        assert _wait_until(lambda: p.metrics.requests_since_pop() == 1)  # recorded when the reply lands
         m = p.pop_metrics()
         assert m["judge/requests"] == 1 and m["judge/groups"] == 0  # counted, though no step collected it
         assert p.partition(SOLS, "[[orph]]") == [0, 1, 0]
@@ -432,7 +441,8 @@ def test_circuit_breaker_skips_a_dead_judge_then_probes_again(judge_server, clos
         assert time.perf_counter() - t < 0.2
         m = p.pop_metrics()
         assert fallback_counts(m) == {"circuit_open": 1} and m["judge/requests"] == 0
-        time.sleep(0.7)  # cool-down over: the next step tries the server again
+        now = time.monotonic() + 0.7
+        p.breaker.clock = lambda: now  # cool-down over: the next step tries the server again
         p.partition_groups([("q4", ["g", "h"])])
         m = p.pop_metrics()
         assert fallback_counts(m) == {"connect": 1} and m["judge/requests"] == 1 and m["judge/breaker_trips"] == 1

@@ -25,6 +25,8 @@ __all__ = [
     "PassKConfig",
     "UnlikelyConfig",
     "SECTIONS",
+    "AlgorithmSettings",
+    "parse_settings",
     "validate_algorithm_config",
     "section_from_mapping",
     "markdown_table",
@@ -368,6 +370,40 @@ def validate_algorithm_config(algorithm: Mapping | Any, sections: tuple[str, ...
         raise ConfigError(f"the algorithm config must be a mapping, got {type(algorithm).__name__}")
     names = SECTIONS if sections is None else sections
     return {name: section_from_mapping(SECTIONS[name], getter(name, None), f"algorithm.{name}") for name in names}
+
+
+@dataclass(frozen=True)
+class AlgorithmSettings:
+    """Our view of verl's ``algorithm`` config, validated and typed.
+
+    Built once by :func:`parse_settings` (at start-up, and once per training step by the trainer
+    hook, which hands it down to the estimator's ``needs``/``prefetch``/``prepare`` steps and, in
+    the :class:`~verl_focal.integration.context.AdvantageContext`, to the estimator itself).
+    """
+
+    focal: FocalConfig = field(default_factory=FocalConfig)
+    cue: CueConfig = field(default_factory=CueConfig)
+    passk: PassKConfig = field(default_factory=PassKConfig)
+    unlikely: UnlikelyConfig = field(default_factory=UnlikelyConfig)
+    #: verl's own ``algorithm.norm_adv_by_std_in_grpo`` (GRPO vs Dr.GRPO base advantage)
+    norm_adv_by_std_in_grpo: bool = True
+
+
+def parse_settings(algorithm: Mapping | Any) -> AlgorithmSettings:
+    """``algorithm`` (an OmegaConf node, a dict or verl's ``AlgoConfig``) as :class:`AlgorithmSettings`.
+
+    The one place where an untyped ``algorithm`` config becomes typed; an
+    :class:`AlgorithmSettings` is returned as it is.  Raises :class:`ConfigError` as
+    :func:`validate_algorithm_config` does.
+
+    >>> parse_settings({"focal": {"gamma": 1.0}}).focal.gamma
+    1.0
+    """
+    if isinstance(algorithm, AlgorithmSettings):
+        return algorithm
+    sections = validate_algorithm_config(algorithm if algorithm is not None else {})
+    norm = algorithm.get("norm_adv_by_std_in_grpo", True) if algorithm is not None else True
+    return AlgorithmSettings(**sections, norm_adv_by_std_in_grpo=bool(True if norm is None else norm))
 
 
 def defaults_as_dict() -> dict[str, Any]:

@@ -10,7 +10,8 @@ One step, for a batch of B training prompts each repeated N times:
    per-row ``acc``, response texts, problems and, for estimators that need them,
    the rollout policy's sequence log-probs of the sampled responses (verl's
    ``old_log_probs``, from the policy's forward pass before the update) -- what
-   our trainer hook builds in a real verl run -- after the estimator's ``prefetch``/``prepare`` steps, as the hook does;
+   our trainer hook builds in a real verl run -- run by the hooks' own
+   :class:`verl_focal.integration.step.AdvantageStep` (parse once, prefetch, prepare, advantage);
 4. loss: verl's ``get_policy_loss_fn("vanilla")`` (PPO clip; it aggregates with
    verl's ``agg_loss``, token-mean) on one on-policy update (old = current
    log-probs, as in the F-GRPO small-model runs); AdamW, gradient clip 1.0.
@@ -35,9 +36,10 @@ from verl_focal.demo.arms import Arm
 from verl_focal.demo.model import PROMPT_LEN, encode_prompts
 from verl_focal.demo.rollout import make_rollout, prompt_batch
 from verl_focal.demo.task import Problem, strategy_of, verify
-from verl_focal.integration.context import AdvantageContext, use_context
+from verl_focal.integration.context import AdvantageContext
 from verl_focal.integration.registration import get_spec, register_all
 from verl_focal.integration.rows import OLD_LOG_PROBS, sequence_log_prob_columns
+from verl_focal.integration.step import AdvantageStep
 
 __all__ = [
     "Arm",
@@ -173,15 +175,18 @@ def train_rl(
             uids=np.array(uids, dtype=object), acc=acc, responses=texts, problems=[p.prompt for p in batch_probs],
             source="demo",
         )
-        if spec is not None and OLD_LOG_PROBS in spec.needs_for(algo):
-            ctx.extras.update(sequence_log_prob_columns(log_prob.detach(), response_mask))
-        if spec is not None:  # the hook's order: prefetch (optional), then prepare
-            if getattr(spec, "prefetch", None) is not None:
-                spec.prefetch(ctx, algo)
-            if spec.prepare is not None:
-                spec.prepare(ctx, algo)
-        with use_context(ctx):
-            data = compute_advantage(data, adv_estimator=arm.estimator, config=algo, norm_adv_by_std_in_grpo=True)
+
+        def advantage(data=data):
+            return compute_advantage(data, adv_estimator=arm.estimator, config=algo, norm_adv_by_std_in_grpo=True)
+
+        if spec is not None:  # the hooks' sequence: parse once, fetch what is needed, prefetch, prepare, run
+            adv_step = AdvantageStep(spec, algo)
+            if OLD_LOG_PROBS in adv_step.needs:
+                ctx.extras.update(sequence_log_prob_columns(log_prob.detach(), response_mask))
+            adv_step.prefetch(ctx)
+            data = adv_step.run(ctx, advantage)
+        else:
+            data = advantage()
         adv = data.batch["advantages"]
 
         pg_loss, pg_metrics = loss_fn(
@@ -205,7 +210,9 @@ def train_rl(
             "zero_adv_group_frac": float((groups.sum(-1) == 0).float().mean()),
         }
         m["groups_ge2_correct"], m["groups_multi_strategy"] = strategy_groups(texts, acc, arm.n)
-        m.update({k: float(v) for k, v in ctx.metrics.items() if isinstance(v, (int, float))})
+        # the step's timings (verl_focal/*_s) depend on the machine: kept out so that results are reproducible
+        m.update({k: float(v) for k, v in ctx.metrics.items()
+                  if isinstance(v, (int, float)) and not (k.startswith("verl_focal/") and k.endswith("_s"))})
         if not all(math.isfinite(v) for v in (m["loss"], m["grad_norm"])):
             raise FloatingPointError(f"arm {arm.name}: non-finite loss/grad at step {step}: {m}")
         history.append(m)

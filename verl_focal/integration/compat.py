@@ -45,13 +45,23 @@ FULL_CONTRACT: dict[str, tuple[str, ...]] = {
     **LIGHT_CONTRACT,
     "verl.protocol": ("DataProto",),
     "verl.trainer.ppo.ray_trainer": ("compute_advantage", "compute_data_metrics"),
-    "verl.trainer.ppo.v1.trainer_base": ("PPOTrainer", "register_trainer", "get_trainer_cls", "TRAINER_REGISTRY"),
+    "verl.trainer.ppo.v1.trainer_base": ("PPOTrainer", "register_trainer", "get_trainer_cls", "TRAINER_REGISTRY",
+                                         "compute_advantage_for_multi_trajectories"),
+    "verl.trainer.ppo.v1.utils": ("compute_advantage",),
     "verl.trainer.ppo.utils": ("need_critic", "need_reference_policy"),
     "verl.trainer.main_ppo": ("run_ppo", "TaskRunnerV1"),
     "verl.trainer.main_ppo_v0": ("TaskRunner",),
     "verl.utils.config": ("validate_config", "omega_conf_to_dataclass"),
     "verl.utils.device": ("auto_set_device",),
     "transfer_queue": ("kv_batch_get", "kv_batch_put"),
+    "verl.experimental.separation.ray_trainer": ("compute_advantage", "SeparateRayPPOTrainer"),
+}
+
+#: symbols ``--trainer one_step_off`` / ``fully_async`` need (imported only when that trainer runs)
+SEPARATED_CONTRACT: dict[str, tuple[str, ...]] = {
+    "verl.experimental.one_step_off_policy.main_ppo": ("OneStepTaskRunner",),
+    "verl.experimental.fully_async_policy.fully_async_main": ("FullyAsyncTaskRunner",),
+    "verl.experimental.reward_loop": ("migrate_legacy_reward_impl",),
 }
 
 # What verl-focal replaces in verl (everything else above it only calls):
@@ -59,10 +69,19 @@ FULL_CONTRACT: dict[str, tuple[str, ...]] = {
 #: methods of verl's v1 ``PPOTrainer`` that ``FocalHookMixin`` (integration/trainer.py) overrides
 TRAINER_METHODS = ("__init__", "_compute_old_log_prob", "_compute_advantage", "_val_metrics_update")
 
-#: module functions that the legacy hook (``install_legacy_hook``) wraps, by module
+#: module functions that the DataProto trainers' hook (``integration/dataproto_hook.py``) wraps, by module
 LEGACY_WRAPPED: dict[str, tuple[str, ...]] = {
     "verl.trainer.ppo.ray_trainer": ("compute_advantage", "compute_data_metrics"),
+    "verl.experimental.separation.ray_trainer": ("compute_advantage",),
 }
+
+#: module functions that the v1 hook wraps (the final-output rule for agent sessions, integration/sessions.py)
+V1_WRAPPED: dict[str, tuple[str, ...]] = {
+    "verl.trainer.ppo.v1.trainer_base": ("compute_advantage_for_multi_trajectories",),
+}
+
+#: methods of verl's ``SeparateRayPPOTrainer`` (one-step-off, fully-async) that the hook wraps
+SEPARATED_METHODS = ("_fit_compute_advantage",)
 
 
 def pinned_verl_spec() -> str | None:
@@ -101,6 +120,11 @@ def check_contract(full: bool = False) -> list[str]:
         for m in TRAINER_METHODS:
             if not hasattr(PPOTrainer, m):
                 problems.append(f"verl.trainer.ppo.v1.trainer_base.PPOTrainer.{m} is missing")
+        from verl.experimental.separation.ray_trainer import SeparateRayPPOTrainer
+
+        for m in SEPARATED_METHODS:
+            if not hasattr(SeparateRayPPOTrainer, m):
+                problems.append(f"verl.experimental.separation.ray_trainer.SeparateRayPPOTrainer.{m} is missing")
     return problems
 
 

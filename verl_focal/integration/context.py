@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AdvantageContext", "ContextAlignmentError", "LazyTexts", "use_context", "current_context"]
+from verl_focal.config.schema import AlgorithmSettings
+
+__all__ = ["AdvantageContext", "ContextAlignmentError", "LazyTexts", "use_context", "current_context", "text_metrics"]
 
 
 class ContextAlignmentError(RuntimeError):
@@ -47,6 +49,9 @@ class AdvantageContext:
     cluster_labels:  int array, the strategy cluster of each row (-1: not partitioned), or None.
     metrics:         diagnostics the estimator and ``prepare`` steps add; the hook logs them.
     source:          where the rows came from ("v1-transferqueue", "legacy-dataproto", "manual", ...).
+    settings:        the step's ``algorithm`` config, parsed once (:func:`~verl_focal.config.schema.parse_settings`)
+                     by :class:`~verl_focal.integration.step.AdvantageStep`; the estimator reads it instead of
+                     parsing verl's ``config`` again.  None: the estimator parses ``config`` itself.
     """
 
     uids: np.ndarray
@@ -57,6 +62,7 @@ class AdvantageContext:
     cluster_labels: np.ndarray | None = None
     metrics: dict[str, float] = field(default_factory=dict)
     source: str = "manual"
+    settings: AlgorithmSettings | None = None
 
     def __post_init__(self) -> None:
         self.uids = np.asarray(self.uids, dtype=object)
@@ -73,6 +79,28 @@ class AdvantageContext:
 
     def __len__(self) -> int:
         return len(self.uids)
+
+    def select(self, rows: np.ndarray) -> AdvantageContext:
+        """The context of ``rows`` only (an int array, in that order), e.g. the final output of each
+        agent session.  Texts stay lazy; ``metrics`` is the same dict, so what the sub-context's
+        steps record reaches the hook."""
+        rows = np.asarray(rows, dtype=np.int64)
+        texts = self.responses
+        if isinstance(texts, LazyTexts):
+            texts = texts.select(rows)
+        elif texts is not None:
+            texts = [texts[i] for i in rows.tolist()]
+        return AdvantageContext(
+            uids=self.uids[rows],
+            acc=None if self.acc is None else self.acc[rows],
+            responses=texts,
+            problems=None if self.problems is None else [self.problems[i] for i in rows.tolist()],
+            extras={k: np.asarray(v)[rows] for k, v in self.extras.items()},
+            cluster_labels=None if self.cluster_labels is None else np.asarray(self.cluster_labels)[rows],
+            metrics=self.metrics,
+            source=self.source,
+            settings=self.settings,
+        )
 
     def check_alignment(self, index: Any) -> None:
         """Raise :class:`ContextAlignmentError` unless ``index`` equals ``uids`` row by row."""
@@ -179,6 +207,39 @@ class LazyTexts(Sequence):
     def __repr__(self) -> str:
         return f"LazyTexts({len(self)} rows, {int(self._loaded.sum())} decoded)"
 
+    def select(self, rows: np.ndarray) -> LazyTexts:
+        """A lazy view of ``rows`` (decoding still happens here, once, in batches)."""
+        return _LazyTextsView(self, np.asarray(rows, dtype=np.int64))
+
+
+class _LazyTextsView(LazyTexts):
+    """``LazyTexts.select``: rows of a parent, read through it (its timings are the parent's)."""
+
+    def __init__(self, parent: LazyTexts, rows: np.ndarray) -> None:  # noqa: D107 - no parent __init__
+        self._parent, self._rows = parent, rows
+
+    fetch_s = property(lambda self: self._parent.fetch_s)
+    decode_s = property(lambda self: self._parent.decode_s)
+    decoded_rows = property(lambda self: self._parent.decoded_rows)
+
+    @property
+    def loaded(self) -> np.ndarray:
+        return self._parent.loaded[self._rows]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._parent[int(self._rows[operator.index(i)])]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([self._parent[int(r)] for r in self._rows])
+
+    def __repr__(self) -> str:
+        return f"LazyTexts(view of {len(self)} rows)"
+
 
 _CURRENT: contextvars.ContextVar[AdvantageContext | None] = contextvars.ContextVar("verl_focal_adv_ctx", default=None)
 
@@ -196,3 +257,19 @@ def use_context(ctx: AdvantageContext) -> Iterator[AdvantageContext]:
 def current_context() -> AdvantageContext | None:
     """The context installed by the enclosing :func:`use_context`, or None."""
     return _CURRENT.get()
+
+
+def text_metrics(ctx: AdvantageContext) -> dict[str, float]:
+    """Step metrics of the response text the hook decoded (empty when no text was needed).
+
+    ``verl_focal/decode_s`` is the detokenisation time, ``verl_focal/decoded_rows`` the rows
+    decoded, and the time to read their ids is added to ``verl_focal/fetch_s``.
+    """
+    texts = ctx.responses
+    if not isinstance(texts, LazyTexts):
+        return {}
+    return {
+        "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0) + texts.fetch_s,
+        "verl_focal/decode_s": texts.decode_s,
+        "verl_focal/decoded_rows": float(texts.decoded_rows),
+    }

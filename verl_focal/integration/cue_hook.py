@@ -14,32 +14,24 @@ The partitioner and the per-group choice of signatures or text live in
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from verl_focal.config.schema import CueConfig, section_from_mapping
+from verl_focal.config.schema import AlgorithmSettings
 from verl_focal.core.groups import group_ids
 from verl_focal.integration.context import AdvantageContext
 from verl_focal.partition.batch import TEXT_FREE_PARTITIONERS, partition_rows, row_groups, rows_to_partition
 from verl_focal.partition.factory import partitioner_for
 from verl_focal.partition.signatures import SIG_KEY
 
-__all__ = ["CUE_NEEDS", "cue_config", "cue_needs", "prefetch_cue", "prepare_cue"]
+__all__ = ["CUE_NEEDS", "cue_needs", "prefetch_cue", "prepare_cue"]
 
 #: every field the cue estimators can use; :func:`cue_needs` narrows it down per config
 CUE_NEEDS = frozenset({"acc", SIG_KEY, "responses", "problems"})
 
 
-def cue_config(algorithm_config: Any) -> CueConfig:
-    """``algorithm.cue`` as a validated :class:`CueConfig`."""
-    getter = getattr(algorithm_config, "get", None)
-    return section_from_mapping(CueConfig, getter("cue", None) if getter else None, "algorithm.cue")
-
-
-def cue_needs(algorithm_config: Any) -> frozenset[str]:
+def cue_needs(settings: AlgorithmSettings) -> frozenset[str]:
     """The per-row fields this ``algorithm`` config really uses (the hook fetches only these)."""
-    cue = cue_config(algorithm_config)
+    cue = settings.cue
     if cue.uniform_boost != 1.0 or cue.partitioner in TEXT_FREE_PARTITIONERS:
         return frozenset({"acc"})
     if cue.partitioner == "judge" or cue.source == "text":
@@ -59,12 +51,12 @@ def _rows_by_acc(ctx: AdvantageContext) -> tuple[np.ndarray, np.ndarray]:
     return gid, rows_to_partition(have & (acc > 0.5), have, gid, n_groups)
 
 
-def prefetch_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
+def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     """Start the judge's requests for this step early (the v1 hook calls this before the
     old-log-prob pass).  :func:`prepare_cue` later sends the same groups and joins the
     requests still in flight, or finds the answers cached.  Other partitioners are fast
     and need no prefetch."""
-    cue = cue_config(algorithm_config)
+    cue = settings.cue
     if cue.partitioner != "judge" or cue.uniform_boost != 1.0 or ctx.acc is None or ctx.responses is None:
         return
     part = partitioner_for(cue)
@@ -77,12 +69,12 @@ def prefetch_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
         part.prefetch([(None if problems is None else problems[g[0]], [ctx.responses[i] for i in g]) for g in groups])
 
 
-def prepare_cue(ctx: AdvantageContext, algorithm_config: Any) -> None:
+def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     """Fill ``ctx.cluster_labels`` (−1: not partitioned) and add the partition metrics.
 
     Without ``acc`` it does nothing; the estimator then partitions by itself.
     """
-    cue = cue_config(algorithm_config)
+    cue = settings.cue
     if cue.uniform_boost != 1.0 or ctx.acc is None:
         return
     gid, rows = _rows_by_acc(ctx)

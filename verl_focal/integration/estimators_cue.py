@@ -27,7 +27,7 @@ import torch
 
 from verl_focal.config.schema import CueConfig
 from verl_focal.core.credit import credit_multipliers_batch
-from verl_focal.integration.cue_hook import cue_config, cue_needs, prefetch_cue, prepare_cue
+from verl_focal.integration.cue_hook import cue_needs, prefetch_cue, prepare_cue
 from verl_focal.integration.estimators_focal import base_advantage, broadcast, focal_row_weights
 from verl_focal.integration.inputs import EstimatorInputs, gather_inputs
 from verl_focal.integration.registration import register_estimator
@@ -90,11 +90,11 @@ def credit_weights(inp: EstimatorInputs, cue: CueConfig) -> tuple[np.ndarray, di
     return w, metrics
 
 
-def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, name, focal: bool):
+def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, name, focal: bool, kwargs=None):
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, name)
-        cue = cue_config(config if config is not None else {})
-        adv = base_advantage(inp, config, epsilon)
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, name, kwargs)
+        cue = inp.settings.cue
+        adv = base_advantage(inp, epsilon)
         w, metrics = credit_weights(inp, cue)
         scalars = adv * torch.as_tensor(w, dtype=torch.float64, device=adv.device)
         if focal:
@@ -132,13 +132,15 @@ def compute_cue_grpo_advantage(
             and ``algorithm.cue``.
         index: (bs,) group uid of every row (``uid`` of the batch).
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
-        **kwargs: other arguments verl passes; ignored.
+        **kwargs: other arguments verl passes: ``non_tensor_batch`` and ``batch`` (a verl that passes the
+            batch to estimators) stand in for the hook's context when there is none; others are ignored.
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal, Â_i broadcast over the
         row's response tokens and masked.
     """
-    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False)
+    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False,
+                          kwargs=kwargs)
 
 
 @register_estimator("f_cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue)
@@ -166,10 +168,12 @@ def compute_f_cue_grpo_advantage(
         config: verl's ``algorithm`` config; reads ``algorithm.focal`` and ``algorithm.cue``.
         index: (bs,) group uid of every row.
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
-        **kwargs: other arguments verl passes; ignored.
+        **kwargs: other arguments verl passes: ``non_tensor_batch`` and ``batch`` (a verl that passes the
+            batch to estimators) stand in for the hook's context when there is none; others are ignored.
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal, Â_i broadcast over the
         row's response tokens and masked.
     """
-    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "f_cue_grpo", focal=True)
+    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "f_cue_grpo", focal=True,
+                          kwargs=kwargs)

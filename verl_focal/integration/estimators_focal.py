@@ -48,16 +48,16 @@ def focal_diagnostics(
     return out
 
 
-def base_advantage(inp: EstimatorInputs, config: Any, epsilon: float) -> torch.Tensor:
+def base_advantage(inp: EstimatorInputs, epsilon: float) -> torch.Tensor:
     """A_i: the group advantage of ``algorithm.focal.base`` (float64, 0 on padding rows)."""
-    base = resolve_base(inp.sections["focal"].base, config)
+    base = resolve_base(inp.settings.focal.base, inp.settings)
     return group_advantage(inp.scores, inp.gid, inp.n_groups, inp.valid, base=base, epsilon=epsilon).to(torch.float64)
 
 
 def focal_row_weights(inp: EstimatorInputs) -> torch.Tensor:
     """g(x_i) = (1 − p̂_g)^γ for every row; the step diagnostics go to the hook's context, if any."""
     p_hat, n = group_success_rate(inp.correct, inp.gid, inp.n_groups, inp.valid)
-    weight = focal_weight(p_hat, inp.sections["focal"].gamma)
+    weight = focal_weight(p_hat, inp.settings.focal.gamma)
     if inp.ctx is not None:
         inp.ctx.metrics.update(focal_diagnostics(inp, p_hat, n, weight))
     return weight[inp.gid]
@@ -94,13 +94,14 @@ def compute_f_grpo_advantage(
         config: verl's ``algorithm`` config; reads ``algorithm.focal``.
         index: (bs,) group uid of every row.
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
-        **kwargs: other arguments verl passes; ignored.
+        **kwargs: other arguments verl passes: ``non_tensor_batch`` and ``batch`` (a verl that passes the
+            batch to estimators) stand in for the hook's context when there is none; others are ignored.
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal (as verl's outcome
         estimators return them), Â_i broadcast over the row's response tokens and masked.
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo", kwargs)
         g = focal_row_weights(inp)
-        return broadcast(base_advantage(inp, config, epsilon) * g, token_level_rewards, response_mask)
+        return broadcast(base_advantage(inp, epsilon) * g, token_level_rewards, response_mask)

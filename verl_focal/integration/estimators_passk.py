@@ -8,8 +8,8 @@
 n and c count a group's valid rollouts and its correct ones; correctness comes
 from the ``acc`` reward extra when the hook supplies it, else
 ``reward > algorithm.focal.correct_threshold`` -- exactly as for ``f_grpo``.
-``k`` is ``algorithm.passk.k``; a group with fewer valid rollouts than k is
-refused.  ``algorithm.norm_adv_by_std_in_grpo=false`` drops the division by
+``k`` is ``algorithm.passk.k``; a group with fewer valid rollouts than k falls back
+to k = 1 (GRPO) and is counted.  ``algorithm.norm_adv_by_std_in_grpo=false`` drops the division by
 σ + ε, as it does for verl's ``grpo``.
 """
 
@@ -19,22 +19,18 @@ from typing import Any
 
 import torch
 
-from verl_focal.config.schema import ConfigError, validate_algorithm_config
+from verl_focal.config.schema import ConfigError, parse_settings
 from verl_focal.core.passk_advantage import passk_row_advantage
 from verl_focal.integration.estimators_focal import broadcast
 from verl_focal.integration.inputs import gather_inputs
 from verl_focal.integration.registration import register_estimator
 
-__all__ = ["GroupTooSmallError", "check_passk_startup", "compute_passk_grpo_advantage"]
-
-
-class GroupTooSmallError(ValueError):
-    """A group has fewer valid rollouts than ``algorithm.passk.k``."""
+__all__ = ["check_passk_startup", "compute_passk_grpo_advantage"]
 
 
 def check_passk_startup(config: Any) -> None:
     """Refuse ``algorithm.passk.k`` larger than ``actor_rollout_ref.rollout.n`` before anything starts."""
-    passk = validate_algorithm_config(config.algorithm, sections=("passk",))["passk"]
+    passk = parse_settings(config.algorithm).passk
     n = config.get("actor_rollout_ref", {}).get("rollout", {}).get("n", None)
     if n is not None and passk.k > int(n):
         raise ConfigError(
@@ -77,25 +73,25 @@ def compute_passk_grpo_advantage(
     counted in n.  With ``algorithm.passk.k=1`` it equals GRPO with the
     population std of the 0/1 correctness.
 
-    Raises:
-        GroupTooSmallError: a group has 0 < n < k valid rollouts (names its uid and sizes).
+    A group with 0 < n < k valid rollouts (a dropped or failed session; k ≤ rollout.n is
+    checked at start-up) cannot hold a k-subset: it falls back to k = 1 (GRPO with the
+    population std) and is counted in ``passk/short_groups``; the step goes on
+    (docs/methods.md §9).
     """
     with torch.no_grad():
-        cfg = config if config is not None else {}
-        k = validate_algorithm_config(cfg, sections=("passk",))["passk"].k
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo", kwargs)
+        k = inp.settings.passk.k
         n = torch.zeros(inp.n_groups, dtype=torch.float64).index_add_(0, inp.gid, inp.valid)
-        small = (n > 0) & (n < k)
-        if bool(small.any()):
-            g = int(torch.nonzero(small)[0])
-            row = int(torch.nonzero(inp.gid == g)[0])
-            raise GroupTooSmallError(
-                f"passk_grpo: group uid {inp.index[row]!r} has {int(n[g])} valid rollout(s) but algorithm.passk.k={k} "
-                f"({int(small.sum())} group(s) smaller than k); lower algorithm.passk.k or keep "
-                "actor_rollout_ref.rollout.n >= k rollouts per prompt"
-            )
-        norm = True if config is None else bool(config.get("norm_adv_by_std_in_grpo", True))
-        adv, n, rho = passk_row_advantage(inp.correct, inp.gid, inp.n_groups, inp.valid, k, epsilon, norm)
+        short = (n > 0) & (n < k)  # a dropped or failed rollout left fewer than k: such a group falls back to k = 1
+        norm = inp.settings.norm_adv_by_std_in_grpo
+        long_rows = inp.valid * (~short[inp.gid]).to(torch.float64)
+        adv, _, rho = passk_row_advantage(inp.correct, inp.gid, inp.n_groups, long_rows, k, epsilon, norm)
+        if bool(short.any()):
+            short_rows = inp.valid * short[inp.gid].to(torch.float64)
+            adv1, _, rho1 = passk_row_advantage(inp.correct, inp.gid, inp.n_groups, short_rows, 1, epsilon, norm)
+            adv = torch.where(short[inp.gid], adv1, adv)
+            rho = torch.where(short, rho1, rho)
         if inp.ctx is not None:
             inp.ctx.metrics.update(_diagnostics(n, rho, inp.correct, inp.gid, k))
+            inp.ctx.metrics["passk/short_groups"] = float(short.sum())
         return broadcast(adv, token_level_rewards, response_mask)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from verl_focal.config.schema import ConfigError, validate_algorithm_config
+from verl_focal.config.schema import ConfigError
 from verl_focal.core.groups import group_advantage
 from verl_focal.core.unlikeliness import sequence_log_likelihood, unlikeliness_factor
 from verl_focal.integration.estimators_focal import broadcast
@@ -87,9 +87,8 @@ def compute_unlikely_grpo_advantage(
         MissingLogProbsError: no hook context with the old log-probs.
     """
     with torch.no_grad():
-        cfg = config if config is not None else {}
-        section = validate_algorithm_config(cfg, sections=("unlikely",))["unlikely"]
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo", kwargs)
+        section = inp.settings.unlikely
         lp_sum, lp_tokens = _old_log_probs(inp)
         if lp_sum.shape[0] != inp.scores.shape[0]:
             raise ValueError(f"unlikely_grpo: {lp_sum.shape[0]} old log-prob rows for {inp.scores.shape[0]} batch rows")
@@ -100,7 +99,7 @@ def compute_unlikely_grpo_advantage(
         score = torch.where(bad, torch.full_like(score, -1e300), score)
         factor, _ = unlikeliness_factor(score, inp.correct, inp.gid, inp.n_groups, inp.valid, section.beta)
         rewards = inp.scores * factor
-        base = resolve_base("grpo", cfg)
+        base = resolve_base("grpo", inp.settings)
         adv = group_advantage(rewards, inp.gid, inp.n_groups, inp.valid, base=base, epsilon=epsilon)
         if inp.ctx is not None:
             inp.ctx.metrics.update(_diagnostics(factor, inp.correct, inp.valid, section.beta))

@@ -9,21 +9,20 @@ estimators share one data path.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from verl_focal.config.schema import ConfigError, validate_algorithm_config
+from verl_focal.config.schema import AlgorithmSettings, ConfigError, parse_settings
 from verl_focal.core.groups import group_ids
 from verl_focal.integration.context import AdvantageContext, current_context
 
-__all__ = ["EstimatorInputs", "gather_inputs", "resolve_base", "NonFiniteRewardError"]
+__all__ = ["EstimatorInputs", "gather_inputs", "resolve_base", "settings_for"]
 
-
-class NonFiniteRewardError(ValueError):
-    """A rollout's reward is NaN or infinite."""
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -35,15 +34,37 @@ class EstimatorInputs:
     correct: torch.Tensor  # (bs,) float64 0/1 (0 on padding rows)
     acc_rows: int  # valid rows whose correctness came from the `acc` extra
     threshold_rows: int  # valid rows whose correctness came from reward > threshold
-    sections: dict[str, Any]  # {'focal': FocalConfig}; the cue estimators validate algorithm.cue themselves
+    settings: AlgorithmSettings  # the step's parsed algorithm config
     ctx: AdvantageContext | None
     index: np.ndarray
 
 
-def resolve_base(base: str, config: Any) -> str:
+def resolve_base(base: str, settings: AlgorithmSettings) -> str:
     """``grpo`` becomes ``drgrpo`` when ``algorithm.norm_adv_by_std_in_grpo`` is false (as in verl)."""
-    norm = True if config is None else config.get("norm_adv_by_std_in_grpo", True)
-    return "drgrpo" if base == "grpo" and not norm else base
+    return "drgrpo" if base == "grpo" and not settings.norm_adv_by_std_in_grpo else base
+
+
+def settings_for(config: Any, ctx: AdvantageContext | None) -> AlgorithmSettings:
+    """The step's parsed settings: the hook's (``ctx.settings``, parsed once per step), else ``config``
+    parsed here (an estimator called without the hook)."""
+    if ctx is not None and ctx.settings is not None:
+        return ctx.settings
+    return parse_settings(config if config is not None else {})
+
+
+def _context_from_verl_kwargs(verl_kwargs: dict[str, Any], config: Any, estimator: str) -> AdvantageContext | None:
+    from verl_focal.integration.dataproto_hook import context_from_parts
+    from verl_focal.integration.registration import get_spec
+
+    ntb = verl_kwargs["non_tensor_batch"]
+    spec = get_spec(estimator)
+    if spec is None or "uid" not in ntb:
+        return None
+    settings = parse_settings(config if config is not None else {})
+    needs = spec.needs_for(settings) - {"responses"}
+    ctx = context_from_parts(verl_kwargs.get("batch"), ntb, needs, None, settings.focal.acc_key, "verl-kwargs")
+    ctx.settings = settings
+    return ctx
 
 
 def gather_inputs(
@@ -52,15 +73,24 @@ def gather_inputs(
     config: Any,
     index: Any,
     estimator: str,
+    verl_kwargs: dict[str, Any] | None = None,
 ) -> EstimatorInputs:
     """Validate verl's arguments and the hook's context; compute per-row inputs.
 
     Correctness (docs/methods.md §1): the ``acc`` reward extra when the hook
     supplies it (``algorithm.focal.correctness`` auto/acc), else
     ``reward > algorithm.focal.correct_threshold``.
+
+    Without a hook context, a verl that passes the batch to estimators (``non_tensor_batch`` and
+    ``batch`` keyword arguments, ``verl_kwargs``) supplies the same per-row fields: ``acc`` and
+    ``cue_sig`` from the reward extras, the problems from ``raw_prompt``, the sequence log-probs from
+    ``old_log_probs`` (no texts: there is no tokenizer there; Cue-GRPO then clusters signatures).
     """
-    sections = validate_algorithm_config(config if config is not None else {}, sections=("focal",))
-    focal = sections["focal"]
+    ctx = current_context()
+    if ctx is None and verl_kwargs and verl_kwargs.get("non_tensor_batch") is not None:
+        ctx = _context_from_verl_kwargs(verl_kwargs, config, estimator)
+    settings = settings_for(config, ctx)
+    focal = settings.focal
     if index is None:
         raise ValueError(
             f"{estimator} groups rollouts by uid, but verl passed no `index`: the batch has no 'uid' column"
@@ -75,19 +105,24 @@ def gather_inputs(
         raise ValueError(f"index has {len(index)} rows but token_level_rewards has {token_level_rewards.shape[0]}")
 
     scores = token_level_rewards.detach().sum(dim=-1).to(torch.float64)
-    bad = ~torch.isfinite(scores)
-    if bool(bad.any()):
-        rows = torch.nonzero(bad).flatten().tolist()
-        raise NonFiniteRewardError(
-            f"{estimator}: non-finite reward {scores[rows[0]].item()} for uid {index[rows[0]]!r} "
-            f"(row {rows[0]}; {len(rows)} row(s) affected); fix the reward function for that prompt"
-        )
     valid = (response_mask.detach().sum(dim=-1) > 0).to(torch.float64)
-    gid, n_groups = group_ids(index, device=scores.device)
-
-    ctx = current_context()
+    bad = ~torch.isfinite(scores)
     if ctx is not None:
         ctx.check_alignment(index)
+    if bool(bad.any()):
+        # one broken reward must not end the step: the row leaves its group (advantage 0) and is counted
+        rows = torch.nonzero(bad).flatten().tolist()
+        logger.warning(
+            "%s: non-finite reward %s for uid %r (row %d; %d row(s)); those rows get advantage 0 and leave their "
+            "groups; fix the reward function for that prompt", estimator, scores[rows[0]].item(), index[rows[0]],
+            rows[0], len(rows),
+        )
+        scores = torch.where(bad, torch.zeros_like(scores), scores)
+        valid = valid * (~bad).to(torch.float64)
+    if ctx is not None:
+        ctx.metrics["verl_focal/nonfinite_reward_rows"] = float(bad.sum())
+    gid, n_groups = group_ids(index, device=scores.device)
+
     acc = None if ctx is None else ctx.acc
     if focal.correctness == "acc" and acc is None:
         raise ConfigError(
@@ -117,7 +152,7 @@ def gather_inputs(
         correct=correct,
         acc_rows=acc_rows,
         threshold_rows=n_valid - acc_rows,
-        sections=sections,
+        settings=settings,
         ctx=ctx,
         index=index,
     )

@@ -143,6 +143,25 @@ def check_reward_kwargs(config: Any) -> None:
 CONFIG_MODULE = "verl_focal.config"
 CONFIG_NAME = "focal_trainer"
 
+#: ``--trainer`` choices: the package holding verl's config for that trainer and its config name
+#: (``ppo`` is verl's main_ppo through our packaged ``focal_trainer.yaml``)
+TRAINERS: dict[str, tuple[str, str] | None] = {
+    "ppo": None,
+    "one_step_off": ("verl.experimental.one_step_off_policy", "one_step_off_ppo_trainer"),
+    "fully_async": ("verl.experimental.fully_async_policy", "fully_async_ppo_trainer"),
+}
+
+
+def _trainer_config_dir(trainer: str) -> tuple[str, str]:
+    """verl's config folder and config name of a separated trainer (not a Python package, so
+    Hydra reaches it as a folder)."""
+    import importlib
+    import os
+
+    package, name = TRAINERS[trainer]  # type: ignore[misc]
+    mod = importlib.import_module(package)
+    return os.path.join(os.path.dirname(mod.__file__), "config"), name
+
 
 #: our namespaces: an unknown key under them is a typo of one of ours, never a key to add with +
 OUR_NAMESPACES = ("algorithm.focal", "algorithm.cue", "algorithm.cue.judge")
@@ -165,7 +184,7 @@ def _schema_keys(parent: str) -> list[str] | None:
     return [f.name for f in dataclasses.fields(cls)]
 
 
-def _unknown_key_error(key: str, value: str | None, config_name: str) -> Exception:
+def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: str = "ppo") -> Exception:
     from verl_focal.config.errors import ConfigError, did_you_mean
 
     parent, _, leaf = key.rpartition(".")
@@ -176,7 +195,7 @@ def _unknown_key_error(key: str, value: str | None, config_name: str) -> Excepti
         )
     siblings: list[str] = []
     try:
-        node = compose_config([], config_name=config_name)
+        node = compose_config([], config_name=config_name, trainer=trainer)
         for part in parent.split(".") if parent else []:
             node = node[part]
         siblings = [str(k) for k in node.keys()]
@@ -207,28 +226,44 @@ def verl_config_searchpath() -> str | None:
     return f"file://{folder}"
 
 
-def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG_NAME) -> DictConfig:
-    """Compose our packaged config with Hydra overrides (no Ray, no model, no ``import verl``).
+def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG_NAME,
+                   trainer: str = "ppo") -> DictConfig:
+    """Compose a trainer's config plus our sections with Hydra overrides (no Ray, no model, no ``import verl``).
+
+    ``trainer`` (:data:`TRAINERS`): ``ppo`` composes our packaged ``focal_trainer.yaml`` (verl's
+    ``ppo_trainer`` + ``sections/focal.yaml``); ``one_step_off`` / ``fully_async`` compose verl's
+    own config of that trainer with ``sections/focal.yaml`` added (``+sections=focal``), so our keys
+    need no ``+`` there either.
 
     A Hydra error becomes a :class:`~verl_focal.config.errors.ConfigError`: an unknown key under
     ``algorithm.focal`` / ``algorithm.cue`` gets "did you mean" (not Hydra's "use +key" advice).
     """
     import re
 
-    from hydra import compose, initialize_config_module
+    from hydra import compose, initialize_config_dir, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
 
     from verl_focal.config.errors import ConfigError
 
+    if trainer not in TRAINERS:
+        raise ConfigError(f"unknown trainer {trainer!r}{did_you_mean(trainer, list(TRAINERS))}; "
+                          f"choose one of {list(TRAINERS)}")
     given = list(overrides or [])
-    search = verl_config_searchpath()
-    if search and not any(o.lstrip("+~").startswith("hydra.searchpath") for o in given):
-        given = [f"hydra.searchpath=['{search}']", *given]
+    search = verl_config_searchpath()  # verl's YAML folder, so that composing does not import verl
+    user_search = any(o.lstrip("+~").startswith("hydra.searchpath") for o in given)
     GlobalHydra.instance().clear()
     try:
-        with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
-            return compose(config_name=config_name, overrides=given)
+        if TRAINERS[trainer] is None:
+            if search and not user_search:
+                given = [f"hydra.searchpath=['{search}']", *given]
+            with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
+                return compose(config_name=config_name, overrides=given)
+        config_dir, name = _trainer_config_dir(trainer)
+        verl_path = f"'{search}'" if search else "pkg://verl.trainer.config"
+        ours = [f"hydra.searchpath=[{verl_path},pkg://{CONFIG_MODULE}]", "+sections=focal"]
+        with initialize_config_dir(config_dir=config_dir, version_base=None):
+            return compose(config_name=name, overrides=ours + given)
     except HydraException as e:
         msg = str(e)
         m = re.search(r"Could not override '([^']+)'", msg)
@@ -245,7 +280,7 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
                 (o.split("=", 1)[1] for o in overrides or [] if "=" in o and o.split("=", 1)[0].lstrip("+~") == key),
                 None,
             )
-            raise _unknown_key_error(key, value, config_name) from e
+            raise _unknown_key_error(key, value, config_name, trainer) from e
         lines = [ln for ln in msg.splitlines() if ln.strip() and not ln.startswith("See https")]
         cause = str(e.__cause__).splitlines()[0] if e.__cause__ is not None and str(e.__cause__) else ""
         text = "; ".join(lines[:2]) + (f" ({cause})" if cause and cause not in msg else "")

@@ -5,12 +5,13 @@
 
 * ``needs``   -- the per-row fields to fetch: ``"acc"``, ``"responses"``,
                  ``"problems"`` or the name of any other reward extra; either a
-                 fixed set or a function of the ``algorithm`` config (so that,
+                 fixed set or a function of the step's
+                 :class:`~verl_focal.config.schema.AlgorithmSettings` (so that,
                  e.g., response text is decoded only when the config uses it);
-* ``prepare`` -- an optional ``prepare(ctx, algorithm_config)`` run by the hook
+* ``prepare`` -- an optional ``prepare(ctx, settings)`` run by the hook
                  before verl's advantage computation (group-level work such as
                  partitioning, which may be slow or concurrent);
-* ``prefetch`` -- an optional ``prefetch(ctx, algorithm_config)`` run by the v1
+* ``prefetch`` -- an optional ``prefetch(ctx, settings)`` run by the v1
                  hook as soon as the step's rewards are known, *before* the
                  old-log-prob pass, to start slow work (judge requests) that
                  ``prepare`` later joins.  It must never raise into the step.
@@ -79,9 +80,14 @@ class EstimatorSpec:
     prefetch: Callable[[Any, Any], None] | None = None
     startup_check: Callable[[Any], None] | None = None
 
-    def needs_for(self, algorithm_config: Any) -> frozenset[str]:
-        """The per-row fields the hook must fetch for this ``algorithm`` config."""
-        return frozenset(self.needs(algorithm_config) if callable(self.needs) else self.needs)
+    def needs_for(self, settings: Any) -> frozenset[str]:
+        """The per-row fields the hook must fetch for these settings (an
+        :class:`~verl_focal.config.schema.AlgorithmSettings`; an untyped ``algorithm`` config is parsed)."""
+        if not callable(self.needs):
+            return frozenset(self.needs)
+        from verl_focal.config.schema import parse_settings
+
+        return frozenset(self.needs(parse_settings(settings)))
 
 
 _SPECS: dict[str, EstimatorSpec] = {}  # every name that resolves to ours in verl's registry

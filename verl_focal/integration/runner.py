@@ -5,6 +5,11 @@ separate_async) to our hooked mode and otherwise runs verl's
 ``TaskRunnerV1.run`` unchanged; ``FocalLegacyTaskRunner`` installs the legacy
 hook and runs verl's legacy ``TaskRunner.run``.  Both run the start-up
 checks again inside the Ray actor, before any worker or model starts.
+
+:func:`run_separated` runs verl's one-step-off or fully-async trainer with verl's own TaskRunner
+after the same start-up checks; the hook reaches those trainers through the plugin
+(:func:`verl_focal.integration.dataproto_hook.install_separated_hook`), in whichever process the
+trainer lives.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from verl.trainer.main_ppo_v0 import TaskRunner as LegacyTaskRunner
 from verl_focal.integration.modes import hooked_mode
 from verl_focal.integration.preflight import validate_start
 
-__all__ = ["FocalTaskRunnerV1", "FocalLegacyTaskRunner", "select_hooked_mode"]
+__all__ = ["FocalTaskRunnerV1", "FocalLegacyTaskRunner", "select_hooked_mode", "run_separated"]
 
 
 def select_hooked_mode(config: DictConfig) -> str:
@@ -38,7 +43,7 @@ class _FocalTaskRunnerV1(TaskRunnerV1.__ray_actor_class__):
 
 class _FocalLegacyTaskRunner(LegacyTaskRunner.__ray_actor_class__):
     def run(self, config: DictConfig):
-        from verl_focal.integration.trainer import install_legacy_hook
+        from verl_focal.integration.dataproto_hook import install_legacy_hook
 
         validate_start(config)
         model_cfg = config.actor_rollout_ref.model
@@ -54,3 +59,31 @@ class _FocalLegacyTaskRunner(LegacyTaskRunner.__ray_actor_class__):
 
 FocalTaskRunnerV1 = ray.remote(_FocalTaskRunnerV1)
 FocalLegacyTaskRunner = ray.remote(_FocalLegacyTaskRunner)
+
+
+def run_separated(config: DictConfig, trainer: str) -> None:
+    """Validate, then run verl's ``one_step_off`` or ``fully_async`` trainer as verl's own entry
+    point of that trainer does (rollout resources copied into ``actor_rollout_ref.rollout``)."""
+    from verl.trainer.main_ppo import run_ppo
+    from verl.utils.device import auto_set_device
+
+    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.versions import warn_on_version_mismatch
+
+    auto_set_device(config)
+    with open_dict(config):
+        config.actor_rollout_ref.rollout.nnodes = config.rollout.nnodes
+        config.actor_rollout_ref.rollout.n_gpus_per_node = config.rollout.n_gpus_per_node
+    validate_all(config)
+    warn_on_version_mismatch()
+    if trainer == "one_step_off":
+        from verl.experimental.one_step_off_policy.main_ppo import OneStepTaskRunner
+
+        run_ppo(config, task_runner_class=OneStepTaskRunner)
+    elif trainer == "fully_async":
+        from verl.experimental.fully_async_policy.fully_async_main import FullyAsyncTaskRunner
+        from verl.experimental.reward_loop import migrate_legacy_reward_impl
+
+        run_ppo(migrate_legacy_reward_impl(config), task_runner_class=FullyAsyncTaskRunner)
+    else:
+        raise ValueError(f"run_separated: no separated trainer {trainer!r}")

@@ -20,15 +20,13 @@ v1 trainer (``trainer.use_v1=true``, verl's default)
     ``config.trainer.v1.trainer_mode`` before ``PPOTrainer.__init__`` runs: a
     ``focal_sync`` run behaves exactly like ``sync``.
 
-Legacy trainer (``trainer.use_v1=false``)
-    :func:`install_legacy_hook` wraps ``verl.trainer.ppo.ray_trainer``'s module
-    functions ``compute_advantage`` (context from the DataProto's
-    ``non_tensor_batch``) and ``compute_data_metrics`` (to log our diagnostics),
-    in the TaskRunner process only.
+The DataProto trainers (the legacy trainer, ``trainer.use_v1=false``, and the separated
+one-step-off / fully-async trainers) are hooked by :mod:`verl_focal.integration.dataproto_hook`.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -39,7 +37,7 @@ import transfer_queue as tq
 from omegaconf import open_dict
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 
-from verl_focal.integration.context import AdvantageContext, LazyTexts, use_context
+from verl_focal.integration.context import AdvantageContext, LazyTexts, text_metrics
 from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
@@ -54,47 +52,18 @@ from verl_focal.integration.rows import (
     sequence_log_prob_columns,
     text_rows,
 )
+from verl_focal.integration.sessions import session_finals, wrap_multi_trajectories
+from verl_focal.integration.step import AdvantageStep
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "FocalHookMixin",
-    "hooked_trainer_cls",
-    "HOOKED_MODES",
-    "install_legacy_hook",
-    "context_from_dataproto",
-    "text_metrics",
-]
+__all__ = ["FocalHookMixin", "hooked_trainer_cls", "HOOKED_MODES"]
 
 
 
 def _acc_key(algorithm_config: Any) -> str:
     focal = algorithm_config.get("focal", None) or {}
     return focal.get("acc_key", "acc") if hasattr(focal, "get") else "acc"
-
-
-def text_metrics(ctx: AdvantageContext) -> dict[str, float]:
-    """Step metrics of the response text the hook decoded (empty when no text was needed).
-
-    ``verl_focal/decode_s`` is the detokenisation time, ``verl_focal/decoded_rows`` the rows
-    decoded, and the time to read their ids is added to ``verl_focal/fetch_s``.
-    """
-    texts = ctx.responses
-    if not isinstance(texts, LazyTexts):
-        return {}
-    return {
-        "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0) + texts.fetch_s,
-        "verl_focal/decode_s": texts.decode_s,
-        "verl_focal/decoded_rows": float(texts.decoded_rows),
-    }
-
-
-def _run_prepare(spec, ctx: AdvantageContext, algorithm_config: Any) -> None:
-    if spec.prepare is None:
-        return
-    t0 = time.perf_counter()
-    spec.prepare(ctx, algorithm_config)
-    ctx.metrics["verl_focal/prepare_s"] = time.perf_counter() - t0
 
 
 class FocalHookMixin:
@@ -113,7 +82,7 @@ class FocalHookMixin:
         super().__init__(config, *args, **kwargs)
 
     # -- data path ---------------------------------------------------------
-    def _focal_fetch_context(self, batch, needs: frozenset[str]) -> AdvantageContext:
+    def _focal_fetch_context(self, batch, needs: frozenset[str], acc_key: str | None = None) -> AdvantageContext:
         """Read the per-row fields of ``needs`` for ``batch.keys`` from TransferQueue.
 
         Only small columns are read here (``uid``, ``extra_fields``, ``raw_prompt`` when the
@@ -129,7 +98,7 @@ class FocalHookMixin:
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=fields)
         uids = as_list(data["uid"])
         infos = [reward_extra_info_of(x) for x in as_list(data["extra_fields"])]
-        acc_key = _acc_key(self.config.algorithm)
+        acc_key = acc_key or _acc_key(self.config.algorithm)
         if not any(acc_key in info for info in infos):
             # A colocated reward model writes its extras as top-level columns.
             try:
@@ -187,62 +156,72 @@ class FocalHookMixin:
         """
         self._focal_prefetched = None
         spec = get_spec(self.config.algorithm.adv_estimator)
-        if spec is None or spec.prefetch is None:
+        if spec is None:
             return
+        step = AdvantageStep(spec, self.config.algorithm)  # the step's one parse of the algorithm config
         box: dict[str, Any] = {}
+        thread = None
+        if spec.prefetch is not None:
 
-        def work() -> None:
-            try:
-                ctx = self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
-                spec.prefetch(ctx, self.config.algorithm)
-                box["ctx"] = ctx
-            except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
-                box["error"] = e
+            def work() -> None:
+                try:
+                    ctx = self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
+                    step.prefetch(ctx)
+                    box["ctx"] = ctx
+                except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
+                    box["error"] = e
 
-        thread = threading.Thread(target=work, name="verl-focal-prefetch", daemon=True)
-        thread.start()
-        self._focal_prefetched = (tuple(batch.keys), batch.partition_id, thread, box, spec.name)
+            thread = threading.Thread(target=work, name="verl-focal-prefetch", daemon=True)
+            thread.start()
+        self._focal_prefetched = (tuple(batch.keys), batch.partition_id, thread, box, step)
 
     def _compute_old_log_prob(self, batch, metrics: dict):
         self._focal_prefetch(batch)
         return super()._compute_old_log_prob(batch, metrics)
 
-    def _focal_context_for(self, batch, spec) -> AdvantageContext:
+    def _focal_context_for(self, batch, spec) -> tuple[AdvantageStep, AdvantageContext]:
+        """The step (parsed at the old-log-prob pass when it ran for these rows) and its context."""
         cached = getattr(self, "_focal_prefetched", None)
         self._focal_prefetched = None
         if cached is not None:
-            keys, partition_id, thread, box, name = cached
-            t0 = time.perf_counter()
-            thread.join()
-            wait = time.perf_counter() - t0
-            if "error" in box:
-                logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", name, box["error"])
+            keys, partition_id, thread, box, step = cached
+            if keys == tuple(batch.keys) and partition_id == batch.partition_id and step.spec.name == spec.name:
+                if thread is None:  # nothing prefetched: the parsed settings are all there is to reuse
+                    return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
+                t0 = time.perf_counter()
+                thread.join()
+                wait = time.perf_counter() - t0
+                if "error" not in box:
+                    ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
+                    # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
+                    ctx.metrics = {
+                        "verl_focal/prefetched": 1.0,
+                        "verl_focal/prefetch_wait_s": wait,
+                        "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
+                    }
+                    return step, ctx
+                logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", spec.name,
+                               box["error"])
                 self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
-            elif keys == tuple(batch.keys) and partition_id == batch.partition_id and name == spec.name:
-                ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
-                # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
-                ctx.metrics = {
-                    "verl_focal/prefetched": 1.0,
-                    "verl_focal/prefetch_wait_s": wait,
-                    "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
-                }
-                return ctx
-        return self._focal_fetch_context(batch, spec.needs_for(self.config.algorithm))
+                return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
+            if thread is not None:
+                thread.join()  # another batch's prefetch: let it finish before starting over
+        step = AdvantageStep(spec, self.config.algorithm)
+        return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
 
     def _compute_advantage(self, batch, metrics: dict):
         spec = get_spec(self.config.algorithm.adv_estimator)
         if spec is None:
             return super()._compute_advantage(batch, metrics)
-        ctx = self._focal_context_for(batch, spec)
+        step, ctx = self._focal_context_for(batch, spec)
+        finals = session_finals(batch.keys)
+        if finals is not None:  # multi-output agent sessions: the final-output rule (integration/sessions.py)
+            ctx = ctx.select(finals[0])
         failed = getattr(self, "_focal_prefetch_failed", 0)
         if failed:
             ctx.metrics["verl_focal/prefetch_failed"] = float(failed)
             self._focal_prefetch_failed = 0
-        _run_prepare(spec, ctx, self.config.algorithm)
-        t0 = time.perf_counter()
-        with use_context(ctx):
-            out = super()._compute_advantage(batch, metrics)
-        ctx.metrics["verl_focal/advantage_s"] = time.perf_counter() - t0
+        out = step.run(ctx, functools.partial(super()._compute_advantage, batch, metrics))
         metrics.update(ctx.metrics)
         metrics.update(text_metrics(ctx))
         return out
@@ -287,91 +266,17 @@ def _register_hooked_trainers() -> None:
         register_trainer(name)(cls)
 
 
+def _install_session_rule() -> None:
+    """Our estimators follow verl's final-output rule for multi-output agent sessions (sessions.py)."""
+    from verl.trainer.ppo.v1 import trainer_base, utils
+
+    fn = trainer_base.compute_advantage_for_multi_trajectories
+    if not getattr(fn, "_verl_focal_hook", False):
+        trainer_base.compute_advantage_for_multi_trajectories = wrap_multi_trajectories(
+            fn, lambda: utils.compute_advantage
+        )
+
+
 _register_hooked_trainers()
+_install_session_rule()
 assert issubclass(get_trainer_cls("focal_sync"), PPOTrainer)
-
-
-# ---------------------------------------------------------------------------
-# legacy trainer
-# ---------------------------------------------------------------------------
-def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key: str = "acc") -> AdvantageContext:
-    """Build the context from a legacy-trainer DataProto (reward extras in ``non_tensor_batch``)."""
-    ntb = data.non_tensor_batch
-    uids = list(ntb["uid"])
-    n = len(uids)
-    infos: list[dict] = [{} for _ in range(n)]
-    for key, col in ntb.items():
-        if key == "uid" or len(col) != n:
-            continue
-        for i, v in enumerate(col):
-            infos[i][key] = v
-    problems = None
-    if "responses" in needs and tokenizer is None:
-        raise RuntimeError("the estimator needs response text but the legacy hook has no tokenizer")
-    if "problems" in needs:
-        if "raw_prompt" in ntb:
-            problems = [last_user_text(p) for p in ntb["raw_prompt"]]
-        elif tokenizer is not None:
-            problems = tokenizer.batch_decode(data.batch["prompts"], skip_special_tokens=True)
-    old_lp = None
-    if OLD_LOG_PROBS in needs and "old_log_probs" in data.batch.keys():
-        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
-        if mask is None:
-            resp_len = data.batch["old_log_probs"].shape[-1]
-            mask = data.batch["attention_mask"][:, -resp_len:]
-        old_lp = sequence_log_prob_columns(data.batch["old_log_probs"], mask)
-    ctx = build_context(
-        uids, needs, infos, problems=problems, acc_key=acc_key, source="legacy-dataproto", old_log_probs=old_lp
-    )
-    if "responses" in needs:
-        resp = data.batch["responses"]
-        mask = data.batch["response_mask"] if "response_mask" in data.batch.keys() else None
-
-        def fetch_ids(rows: np.ndarray) -> list:
-            return [resp[i][mask[i].bool()].numpy() if mask is not None else resp[i].numpy() for i in rows.tolist()]
-
-        sigs = ctx.extras.get(SIGNATURE_EXTRA) if SIGNATURE_EXTRA in needs else None
-        ctx.responses = LazyTexts(n, fetch_ids, BatchDecoder(tokenizer), preload=text_rows(ctx.uids, ctx.acc, sigs))
-    return ctx
-
-
-_LEGACY_METRICS_KEY = "verl_focal_metrics"
-
-
-def install_legacy_hook(tokenizer_factory=None) -> None:
-    """Wrap the legacy trainer's ``compute_advantage`` / ``compute_data_metrics`` (idempotent)."""
-    from verl.trainer.ppo import ray_trainer
-
-    if getattr(ray_trainer.compute_advantage, "_verl_focal_hook", False):
-        return
-    orig_adv = ray_trainer.compute_advantage
-    orig_metrics = ray_trainer.compute_data_metrics
-    cache: dict[str, Any] = {}
-
-    def tokenizer():
-        if "tok" not in cache:
-            cache["tok"] = tokenizer_factory() if tokenizer_factory is not None else None
-        return cache["tok"]
-
-    def compute_advantage(data, adv_estimator, *args, **kwargs):
-        spec = get_spec(adv_estimator)
-        if spec is None:
-            return orig_adv(data, adv_estimator, *args, **kwargs)
-        algo = kwargs.get("config")
-        needs = spec.needs_for(algo if algo is not None else {})
-        tok = tokenizer() if needs & {"responses", "problems"} else None
-        ctx = context_from_dataproto(data, needs, tok, acc_key=_acc_key(algo) if algo is not None else "acc")
-        _run_prepare(spec, ctx, algo)
-        with use_context(ctx):
-            out = orig_adv(data, adv_estimator, *args, **kwargs)
-        out.meta_info[_LEGACY_METRICS_KEY] = {**ctx.metrics, **text_metrics(ctx)}
-        return out
-
-    def compute_data_metrics(batch, *args, **kwargs):
-        m = orig_metrics(batch, *args, **kwargs)
-        m.update(batch.meta_info.pop(_LEGACY_METRICS_KEY, {}) or {})
-        return m
-
-    compute_advantage._verl_focal_hook = True  # type: ignore[attr-defined]
-    ray_trainer.compute_advantage = compute_advantage
-    ray_trainer.compute_data_metrics = compute_data_metrics

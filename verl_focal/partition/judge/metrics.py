@@ -35,6 +35,11 @@ class JudgeMetrics:
         self._lock = threading.Lock()
         self._m = _zeros()
 
+    def requests_since_pop(self) -> int:
+        """HTTP requests counted since the last :meth:`pop` (read without resetting)."""
+        with self._lock:
+            return int(self._m["requests"])
+
     def record_call(self, result: CallResult) -> None:
         """One network call's HTTP attempts, retries and (if it made a request) latency."""
         with self._lock:

@@ -1,0 +1,176 @@
+"""verl's separated trainers (one-step-off, fully-async) with our estimators, on CPU.
+
+What runs for real: verl's ``SeparateRayPPOTrainer._fit_compute_advantage`` as
+``OneStepOffRayTrainer`` and ``FullyAsyncTrainer`` inherit it (reward extras merged into the
+batch, KL/rollout-correction branches, verl's ``compute_advantage`` dispatch), with the hook the
+plugin installed when ``verl.experimental.separation.ray_trainer`` was imported, on a real
+``DataProto`` shaped as those trainers hold it at the advantage step, and each trainer's config
+composed from verl's own YAML plus our sections (``--trainer one_step_off`` / ``fully_async``).
+
+What is faked, and why: the trainer object is made without its constructor (``object.__new__``)
+and given only what ``_fit_compute_advantage`` reads (config, tokenizer, reward tensor and
+extras, metrics): the constructor builds Ray worker groups, rollout replicas on separate GPU
+pools and an NCCL checkpoint engine, none of which exists on a CPU machine.  The tokenizer is a
+stand-in that maps response ids to the corpus texts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import verl  # noqa: F401
+from test_cue_estimators import L, corpus_batch, expected
+from verl import DataProto
+
+import verl_focal.plugin  # noqa: F401  (registers the estimators; hooks the separated trainers on import)
+from _reference_family import unlikely_rows_reference
+from verl_focal.integration.preflight import compose_config
+from verl_focal.partition.cues import signature
+
+MICRO = [
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8",
+    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8",
+]
+
+
+def _trainer_classes():
+    from verl.experimental.fully_async_policy.fully_async_trainer import FullyAsyncTrainer
+    from verl.experimental.one_step_off_policy.ray_trainer import OneStepOffRayTrainer
+
+    return {"one_step_off": OneStepOffRayTrainer, "fully_async": FullyAsyncTrainer.__ray_actor_class__}
+
+
+def _trainer(kind: str, overrides: list[str], tokenizer, rewards, extras: dict):
+    trainer = object.__new__(_trainer_classes()[kind])
+    trainer.config = compose_config([*overrides, *MICRO], trainer=kind)
+    trainer.tokenizer = tokenizer
+    trainer.metrics, trainer.timing_raw = {}, {}
+    trainer.reward_tensor = rewards
+    trainer.reward_extra_infos_dict = {k: list(v) for k, v in extras.items()}
+    return trainer
+
+
+class _CorpusTokenizer:
+    """Response ids are [corpus row, 0, 0, ...]; decoding returns that row's text."""
+
+    def __init__(self, texts):
+        self.texts = texts
+        self.decoded = 0
+
+    def batch_decode(self, ids, skip_special_tokens=True):
+        self.decoded += len(ids)
+        return [self.texts[int(i[0])] for i in ids]
+
+
+def _cue_batch(rows):
+    n = len(rows)
+    rewards = torch.zeros(n, L)
+    rewards[:, L - 1] = torch.as_tensor([float(r[2]) for r in rows])
+    chats = np.empty(n, dtype=object)
+    chats[:] = [[{"role": "user", "content": f"problem {r[0]}"}] for r in rows]
+    data = DataProto.from_dict(
+        tensors={
+            "responses": torch.arange(n).unsqueeze(-1).repeat(1, L),
+            "response_mask": torch.ones(n, L),
+            "attention_mask": torch.ones(n, 3 + L),
+            "prompts": torch.ones(n, 3, dtype=torch.long),
+        },
+        non_tensors={"uid": np.array([r[0] for r in rows], dtype=object), "raw_prompt": chats},
+    )
+    return data, rewards
+
+
+@pytest.mark.parametrize("kind", ["one_step_off", "fully_async"])
+@pytest.mark.parametrize("source", ["signature", "text"])
+def test_cue_grpo_gets_acc_and_clusters_in_the_separated_trainers(kind, source):
+    from verl.experimental.separation import ray_trainer as sep
+
+    assert getattr(sep.compute_advantage, "_verl_focal_hook", False)  # the plugin hooked it on import
+    rows = [r for r in corpus_batch() if r[0] != "pad"]
+    data, rewards = _cue_batch(rows)
+    extras = {"acc": [float(r[2]) for r in rows]}
+    if source == "signature":
+        extras["cue_sig"] = [signature(r[1]) for r in rows]
+    tok = _CorpusTokenizer([r[1] for r in rows])
+    trainer = _trainer(kind, ["algorithm.adv_estimator=cue_grpo", f"algorithm.cue.source={source}"], tok, rewards,
+                       extras)
+    out = trainer._fit_compute_advantage(data)
+    got = out.batch["advantages"][:, -1].double().numpy()
+    np.testing.assert_allclose(got, expected(rows), atol=1e-5)
+    m = trainer.metrics
+    # prepare partitioned by the `acc` extra and the estimator used its clusters as they were
+    assert m["cue/groups_partitioned"] > 0 and m["cue/groups_repartitioned"] == 0.0
+    assert m["verl_focal/prepare_s"] >= 0.0
+    if source == "signature":
+        assert m["cue/groups_from_signatures"] == m["cue/groups_partitioned"] and tok.decoded == 0
+    else:
+        assert m["cue/groups_from_text"] == m["cue/groups_partitioned"] and tok.decoded > 0
+
+
+def _unlikely_batch():
+    uid = np.array(["p"] * 4 + ["q"] * 4, dtype=object)
+    acc = np.array([1, 1, 1, 0, 1, 1, 0, 0], dtype=float)
+    bs, n_tok = 8, 5
+    mask = torch.ones(bs, n_tok)
+    mask[0, 3:] = 0.0
+    rewards = torch.zeros(bs, n_tok)
+    rewards[:, 0] = torch.as_tensor(acc, dtype=torch.float32)
+    lp = -torch.arange(1, bs * n_tok + 1, dtype=torch.float32).reshape(bs, n_tok).flip(0) / 10 * mask
+    data = DataProto.from_dict(
+        tensors={
+            "responses": torch.ones(bs, n_tok, dtype=torch.long),
+            "response_mask": mask,
+            "attention_mask": torch.cat([torch.ones(bs, 3), mask], dim=1),
+            "prompts": torch.ones(bs, 3, dtype=torch.long),
+            # bypass mode (the one-step-off default): verl's apply_bypass_mode copies the rollout
+            # engine's log-probs into old_log_probs before the advantage step
+            "rollout_log_probs": lp,
+            "old_log_probs": lp.clone(),
+        },
+        non_tensors={"uid": uid},
+    )
+    return data, rewards, uid, acc, lp, mask
+
+
+@pytest.mark.parametrize("kind", ["one_step_off", "fully_async"])
+@pytest.mark.parametrize("likelihood", ["sum", "mean"])
+def test_unlikely_grpo_ranks_by_the_rollout_log_probs_in_bypass_mode(kind, likelihood):
+    data, rewards, uid, acc, lp, mask = _unlikely_batch()
+    trainer = _trainer(kind, ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.5",
+                              f"algorithm.unlikely.likelihood={likelihood}"], None, rewards, {"acc": acc.tolist()})
+    assert trainer.config.algorithm.rollout_correction.bypass_mode is True or kind == "fully_async"
+    out = trainer._fit_compute_advantage(data)
+    lp_sum = (lp.double() * mask).sum(-1)
+    score = lp_sum if likelihood == "sum" else lp_sum / mask.sum(-1)
+    ref = unlikely_rows_reference(acc.tolist(), acc.tolist(), score.tolist(), uid, [1] * 8, 0.5)
+    assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-5)
+    m = trainer.metrics
+    # 5 correct rows by `acc` (the reward alone says the same here), ranked by the old log-probs
+    assert m["unlikely/correct_rows"] == 5.0 and m["unlikely/nonfinite_logprob_rows"] == 0.0
+
+
+def test_f_grpo_counts_correctness_from_acc_not_the_threshold():
+    """DAPO-shaped rewards: a correct but overlong-penalised answer scores 0.1 (< threshold 0.5)."""
+    from _reference import reference_advantages
+
+    uid = np.array(["p"] * 4 + ["q"] * 4, dtype=object)
+    acc = np.array([1, 1, 0, 0, 1, 0, 0, 0], dtype=float)
+    score = np.array([0.1, 1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
+    bs, n_tok = 8, 4
+    rewards = torch.zeros(bs, n_tok)
+    rewards[:, -1] = torch.as_tensor(score, dtype=torch.float32)
+    data = DataProto.from_dict(
+        tensors={"responses": torch.ones(bs, n_tok, dtype=torch.long), "response_mask": torch.ones(bs, n_tok),
+                 "attention_mask": torch.ones(bs, 3 + n_tok), "prompts": torch.ones(bs, 3, dtype=torch.long)},
+        non_tensors={"uid": uid},
+    )
+    trainer = _trainer("one_step_off", ["algorithm.adv_estimator=f_grpo", "algorithm.focal.gamma=0.5"], None, rewards,
+                       {"acc": acc.tolist(), "score": score.tolist()})
+    out = trainer._fit_compute_advantage(data)
+    ref = reference_advantages(score.tolist(), uid, [True] * 8, gamma=0.5, correct=acc.tolist())
+    wrong = reference_advantages(score.tolist(), uid, [True] * 8, gamma=0.5)  # p̂ from the threshold
+    assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-6)
+    assert ref != pytest.approx(wrong, abs=1e-3)
+    assert trainer.metrics["focal/acc_from_extra_frac"] == 1.0

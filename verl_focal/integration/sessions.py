@@ -1,0 +1,89 @@
+"""Agent sessions with several outputs, for our estimators (v1 trainer).
+
+verl's v1 trainer stores each output of an agent session under the key ``{uid}_{session}_{index}``
+(``index`` counts the session's outputs; a multi-turn agent loop may return several) and copies the
+final output's reward and reward extras onto the earlier ones.  verl's own ``grpo`` then takes the
+group advantage over each session's *final* output only and gives it to every output of that
+session; for every other estimator verl counts each output as a group member, so a session with
+three outputs would weigh three times in its group's success rate.
+
+Our rule, the same for all five estimators (docs/methods.md §1): verl's final-output rule.  The
+group of a prompt is its sessions, each represented by its final output (its ``acc``, text,
+``cue_sig`` and old log-probs); the estimator runs on those rows, and each session's advantage is
+given to all of its outputs (masked by their response masks).  A batch in which every session has
+one output (single-turn loops) is computed exactly as before.
+
+No verl import at module level: :func:`wrap_multi_trajectories` is handed verl's functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from verl_focal.integration.context import current_context
+from verl_focal.integration.registration import get_spec
+
+__all__ = ["session_finals", "wrap_multi_trajectories"]
+
+
+def session_finals(keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(final_rows, owner)`` for batch ``keys`` of the form ``{uid}_{session}_{index}``, or None
+    when every session has a single output (or a key has another form).
+
+    ``final_rows``: the row of each session's highest ``index``, ascending; ``owner[r]``: the
+    position in ``final_rows`` of row r's session.
+
+    >>> session_finals(["a_0_0", "a_0_1", "a_1_0", "b_0_0"])
+    (array([1, 2, 3]), array([0, 0, 1, 2]))
+    >>> session_finals(["a_0_0", "a_1_0"]) is None
+    True
+    """
+    best: dict[str, tuple[int, int]] = {}
+    sessions = []
+    for row, key in enumerate(keys):
+        parts = str(key).rsplit("_", 2)
+        if len(parts) != 3 or not parts[2].isdigit():
+            return None
+        session, index = f"{parts[0]}_{parts[1]}", int(parts[2])
+        sessions.append(session)
+        if session not in best or best[session][0] < index:
+            best[session] = (index, row)
+    if len(best) == len(sessions):
+        return None
+    final_rows = np.array(sorted(row for _, row in best.values()), dtype=np.int64)
+    position = {sessions[r]: i for i, r in enumerate(final_rows.tolist())}
+    owner = np.array([position[s] for s in sessions], dtype=np.int64)
+    return final_rows, owner
+
+
+def wrap_multi_trajectories(orig: Callable, compute_advantage: Callable[[], Callable]) -> Callable:
+    """verl's ``compute_advantage_for_multi_trajectories`` with the final-output rule for our
+    estimators (module docstring); verl's estimators go to ``orig`` unchanged.
+
+    ``compute_advantage()`` returns verl's ``compute_advantage`` (looked up at call time)."""
+
+    def compute_advantage_for_multi_trajectories(data, batch_keys, adv_estimator, *args: Any, **kwargs: Any):
+        finals = session_finals(batch_keys) if get_spec(adv_estimator) is not None else None
+        if finals is None:
+            return orig(data, batch_keys, adv_estimator, *args, **kwargs)
+        final_rows, owner = finals
+        sub = compute_advantage()(data.select_idxs(final_rows), adv_estimator, *args, **kwargs)
+        mask = sub.batch["response_mask"]
+        first = mask.argmax(dim=1)  # every token of a row carries the same advantage: read the first
+        per_session = sub.batch["advantages"][torch.arange(len(sub)), first]
+        scores = per_session[torch.as_tensor(owner)].unsqueeze(-1) * data.batch["response_mask"]
+        data.batch["advantages"] = scores
+        data.batch["returns"] = scores
+        ctx = current_context()
+        if ctx is not None:
+            ctx.metrics["verl_focal/session_outputs"] = float(len(owner))
+            ctx.metrics["verl_focal/sessions"] = float(len(final_rows))
+        return data
+
+    compute_advantage_for_multi_trajectories._verl_focal_hook = True  # type: ignore[attr-defined]
+    compute_advantage_for_multi_trajectories.__wrapped__ = orig  # type: ignore[attr-defined]
+    return compute_advantage_for_multi_trajectories
