@@ -1,8 +1,9 @@
 """README and docs cite only commands that parse, and links that lead somewhere.
 
 Every ``verl-focal ...`` line of a code block (fenced, or indented by four spaces) is parsed with the
-command's real argparse parser, without running it; every ``bash recipes/...sh`` line is expanded by the
-recipe helper's ``--print-overrides`` (bash only, no Python).  Relative links must name an existing file, and
+command's real argparse parser, without running it; every ``python -m verl_focal.main_ppo`` line has known
+flags and keys of our sections; every ``bash recipes/...sh`` line is expanded by the recipe helper's
+``--print-overrides`` (bash only, no Python).  Relative links must name an existing file, and
 an ``#anchor`` a heading of that file.
 """
 
@@ -80,15 +81,18 @@ def cited(kind: str) -> list[tuple[str, list[str]]]:
                     found.append((where, toks[3:]))
             elif kind == "recipe" and len(toks) >= 2 and toks[0] == "bash" and toks[1].startswith("recipes/"):
                 found.append((where, toks[1:]))
+            elif kind == "main_ppo" and toks[:3] == ["python", "-m", "verl_focal.main_ppo"]:
+                found.append((where, toks[3:]))
     return found
 
 
 CLI = cited("cli")
 RECIPES = cited("recipe")
+MAIN_PPO = cited("main_ppo")
 
 
 def test_the_pages_cite_commands():
-    assert len(CLI) >= 40 and len(RECIPES) >= 2  # the extraction itself works
+    assert len(CLI) >= 40 and len(RECIPES) >= 2 and len(MAIN_PPO) >= 4  # the extraction itself works
     assert {argv[0] for _, argv in CLI if argv} >= {"check", "demo", "eval", "prep-data", "sim", "tail-miss", "cues"}
 
 
@@ -119,6 +123,42 @@ def test_a_command_that_does_not_parse_is_caught():
     assert "did you mean 'score'" in parse_cli(["eval", "scor", "--runs", "r"])
     assert "--no-such-flag" in parse_cli(["sim", "--no-such-flag"])
     assert "did you mean 'check'" in parse_cli(["chek"])
+
+
+def main_ppo_problems(argv: list[str]) -> list[str]:
+    """What is wrong with ``python -m verl_focal.main_ppo ARGV`` without composing: its flags, the trainer
+    name, and the keys of overrides under our ``algorithm.*`` sections (``...`` stands for "more overrides")."""
+    from verl_focal.integration.preflight import TRAINERS, _schema_keys
+
+    out, it = [], iter(argv)
+    for a in it:
+        if a in ("...", "--dry-run", "--debug"):
+            continue
+        if a == "--trainer" or a.startswith("--trainer="):
+            name = a.split("=", 1)[1] if "=" in a else next(it, "")
+            if name not in TRAINERS:
+                out.append(f"--trainer {name!r}")
+            continue
+        key, eq, _ = a.partition("=")
+        if not eq or a.startswith("-"):
+            out.append(f"{a!r} is neither a flag nor key=value")
+            continue
+        parent, _, leaf = key.lstrip("+~").rpartition(".")
+        ours = _schema_keys(parent)
+        if ours is not None and leaf not in ours:
+            out.append(f"unknown key {key}")
+    return out
+
+
+def test_main_ppo_problems_are_caught():
+    assert main_ppo_problems(["--dry-run", "algorithm.focal.gamma=1", "..."]) == []
+    assert main_ppo_problems(["algorithm.focal.gama=1", "--trainer", "async", "--dryrun"]) == [
+        "unknown key algorithm.focal.gama", "--trainer 'async'", "'--dryrun' is neither a flag nor key=value"]
+
+
+@pytest.mark.parametrize("where,argv", MAIN_PPO, ids=[w for w, _ in MAIN_PPO])
+def test_cited_main_ppo_command_parses(where, argv):
+    assert main_ppo_problems(argv) == [], f"{where}: python -m verl_focal.main_ppo {' '.join(argv)}"
 
 
 @pytest.mark.parametrize("where,argv", RECIPES, ids=[w for w, _ in RECIPES])
