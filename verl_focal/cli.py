@@ -80,7 +80,8 @@ def _top_parser() -> argparse.ArgumentParser:
         description="Focal and rarity-aware advantage estimators for verl.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="commands:\n" + "\n".join(f"  {k:<11} {v[1]}" for k, v in COMMANDS.items())
-        + "\n\nuser errors print one line and exit 2; add --debug (or set VERL_FOCAL_DEBUG=1) for the traceback",
+        + "\n\nuser errors print one line and exit 2; add --debug (or set VERL_FOCAL_DEBUG=1) for the traceback"
+        + "\noutput folders are --out-dir DIR, single output files --out FILE; ranges are LO-HI (e.g. --seeds 0-23)",
     )
     p.add_argument("--version", action="version", version=_versions(),
                    help="print the versions of verl-focal, verl, torch and ray, and exit")
