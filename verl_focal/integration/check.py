@@ -122,6 +122,16 @@ def _warning_line(w: warnings.WarningMessage) -> str:
     return text
 
 
+def _worth_reporting(w: warnings.WarningMessage) -> bool:
+    """verl's config-check warnings and other user-facing ones; not import-time deprecation notices of
+    libraries (hidden by Python's default filters too) or the optional-engine notices."""
+    if str(w.message).startswith("verl: "):
+        return True
+    if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning)):
+        return False
+    return "engine is not available" not in str(w.message)
+
+
 def _sections_used(estimator: str) -> set[str]:
     """Our ``algorithm.*`` sections that ``estimator`` reads."""
     name = estimator.removeprefix("verl_focal.")
@@ -167,7 +177,7 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
         except UserError as e:
             out["problems"].append(f"config: {e}")
             sections = config = None
-    out["warnings"] += [_warning_line(w) for w in caught if "engine is not available" not in str(w.message)]
+    out["warnings"] += [_warning_line(w) for w in caught if _worth_reporting(w)]
     if sections is None:
         return out
     est = str(config.algorithm.adv_estimator)
