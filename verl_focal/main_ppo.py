@@ -57,18 +57,29 @@ _DEBUG = False
 
 
 def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
-    """Validate everything a run would check before Ray, and the local input paths; print the config."""
+    """Validate everything a run would check before Ray, and the local input paths; print the config.
+
+    On a refusal only the error is printed: verl's "[validate_config] All configuration checks passed"
+    line is dropped and warnings are shown only when the dry run succeeds.
+    """
     import contextlib
+    import io
+    import warnings
 
     from verl_focal.integration.preflight import check_local_paths
+    from verl_focal.integration.versions import warn_on_version_mismatch
 
     config = compose_config(overrides, trainer=trainer)
-    with contextlib.redirect_stdout(sys.stderr):  # verl's validate_config prints; stdout stays pure YAML
+    printed = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
         validate_all(config)
         check_local_paths(config)  # data files and model folders that a run would read (hub names: not checked)
-        from verl_focal.integration.versions import warn_on_version_mismatch
-
         warn_on_version_mismatch()
+    for line in printed.getvalue().splitlines():  # stdout stays pure YAML
+        if line.strip() and not line.startswith("[validate_config]"):
+            print(line, file=sys.stderr)
+    for w in caught:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     print(OmegaConf.to_yaml(config, resolve=True), end="")
     return 0
 

@@ -50,6 +50,7 @@ def files(tmp_path_factory):
     (d / "runs_empty" / "grpo.jsonl").write_text("")
     (d / "afile").write_text("x")
     (d / "binary.dat").write_bytes(bytes(range(256)) * 4)
+    (d / "nul.txt").write_bytes(b"valid UTF-8, but \x00 binary")
     import pandas as pd
 
     pd.DataFrame({"data_source": ["d"], "question": ["1+1?"],
@@ -217,6 +218,7 @@ CASES = [
      ["--model /no/such/model"]),
     # files that are not text: every message names the file
     (["cues", "{d}/binary.dat"], ["{d}/binary.dat: not a UTF-8 text file"]),
+    (["cues", "{d}/nul.txt"], ["{d}/nul.txt: a binary file"]),
     (["cues", "{d}/trace.txt", "--cue-set", "{d}/binary.dat"], ["--cue-set {d}/binary.dat: not a UTF-8 text file"]),
     (["agreement", "{d}/binary.dat", "--model", "m"], ["{d}/binary.dat: not a UTF-8 text file"]),
     (["prep-data", "deepscaler", "--source", "{d}/binary.dat", "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"],

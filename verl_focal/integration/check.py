@@ -231,8 +231,10 @@ def _compact(algorithm: dict) -> list[str]:
 
 
 def _report(problems: list[str], warns: list[str], checked: list[str], result: dict | None, verbose: bool) -> int:
-    for w in dict.fromkeys(warns):  # once each, in order
-        print(f"[warning] {w}", file=sys.stderr)
+    """FAILED and the problems (nothing else), or OK, the warnings, what was checked and the algorithm section."""
+    if not problems:
+        for w in dict.fromkeys(warns):  # once each, in order
+            print(f"[warning] {w}", file=sys.stderr)
     if problems:
         print("verl-focal check FAILED:", file=sys.stderr)
         for p in problems:

@@ -34,10 +34,14 @@ def _read_text(path: str) -> str:
         return sys.stdin.read()
     try:
         with open(path, encoding="utf-8") as fh:
-            return fh.read()
+            text = fh.read()
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: not a UTF-8 text file (byte {e.object[e.start]:#04x} at offset {e.start}); "
                          f"give a plain-text trace or a .jsonl file of traces") from None
+    if "\x00" in text:
+        raise InputError(f"{path}: a binary file (it holds NUL bytes, first at offset {text.index(chr(0))}); "
+                         f"give a plain-text trace or a .jsonl file of traces")
+    return text
 
 
 def _read(files: list[str], field: str) -> list[tuple[str, str]]:
