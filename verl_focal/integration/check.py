@@ -209,24 +209,33 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
     return out
 
 
+def _scalar(v) -> str:
+    return json.dumps(v) if isinstance(v, (bool, dict, list)) or v is None else str(v)
+
+
 def _compact(algorithm: dict) -> list[str]:
-    """The algorithm section in few lines: nested verl sections on one line each, ours in block form."""
+    """The algorithm section in few lines: verl's nested sections on one line each, ours in block form
+    (the judge sub-section only when the judge partitions)."""
     lines = []
     for key, val in algorithm.items():
         if key == "_target_":
             continue
-        if isinstance(val, dict):
-            val = {k: v for k, v in val.items() if k != "_target_"}
-            if key in ("focal", "cue", "passk", "unlikely"):
-                lines.append(f"  {key}:")
-                for k, v in val.items():
-                    if isinstance(v, dict):
-                        v = {a: b for a, b in v.items()}
-                    lines.append(f"    {k}: {json.dumps(v) if isinstance(v, (dict, list)) else v}")
-                continue
+        if not isinstance(val, dict):
+            lines.append(f"  {key}: {_scalar(val)}")
+            continue
+        val = {k: v for k, v in val.items() if k != "_target_"}
+        if key not in ("focal", "cue", "passk", "unlikely"):
             lines.append(f"  {key}: {json.dumps(val)}")
-        else:
-            lines.append(f"  {key}: {val}")
+            continue
+        lines.append(f"  {key}:")
+        for k, v in val.items():
+            if key == "cue" and k == "judge" and val.get("partitioner") != "judge":
+                lines.append(f"    judge: (not used: partitioner={val.get('partitioner')})")
+            elif isinstance(v, dict) and k == "judge":
+                lines.append("    judge:")
+                lines += [f"      {a}: {_scalar(b)}" for a, b in v.items()]
+            else:
+                lines.append(f"    {k}: {_scalar(v)}")
     return lines
 
 
@@ -245,8 +254,8 @@ def _report(problems: list[str], warns: list[str], checked: list[str], result: d
         print(f"  checked {c}")
     if result and result.get("algorithm") is not None:
         unused = result.get("unused_sections") or []
-        note = f"; {', '.join(unused)}: not read by this estimator" if unused else ""
-        print(f"resolved algorithm section (--verbose: the whole config{note}):")
+        note = f"not shown: {', '.join(unused)}, which this estimator does not read; " if unused else ""
+        print(f"resolved algorithm section ({note}--verbose prints the whole config):")
         print("\n".join(_compact(result["algorithm"])))
     if verbose and result and result.get("full"):
         print("resolved config:")
