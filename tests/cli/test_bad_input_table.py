@@ -456,7 +456,7 @@ def test_dry_run_refuses_missing_local_inputs_but_not_hub_names(tmp_path, capsys
         ([f"data.train_files={tmp_path}/none.parquet", f"data.val_files=[{val}]"],
          f"data.train_files={tmp_path}/none.parquet (no such file)"),
         ([f"data.train_files={train}", f"data.val_files=[{val},{tmp_path}/v2.parquet]"],
-         f"data.val_files[1]={tmp_path}/v2.parquet (no such file)"),
+         f"data.val_files: {tmp_path}/v2.parquet (no such file)"),
         ([*data, f"actor_rollout_ref.model.path={tmp_path}/no_model"],
          f"actor_rollout_ref.model.path={tmp_path}/no_model"),
     ]

@@ -386,19 +386,34 @@ def check_local_paths(config: Any) -> None:
     """
     import os
 
-    missing = []
+    missing: list[str] = []
+    lists: dict[str, list[str]] = {}  # data.val_files -> the missing entries of that list
+    counts: dict[str, int] = {}
     for key, path, kind in _local_paths(config):
         if "://" in path:
             continue
         local = os.path.expanduser(path)
+        base = key.split("[", 1)[0]
+        counts[base] = counts.get(base, 0) + 1
         if kind == "model":
             if os.path.exists(local) or looks_like_hub_name(path):
                 continue
             missing.append(f"{key}={path} (no such folder, and not a hub name like Qwen/Qwen2.5-7B)")
         elif not os.path.isfile(local):
-            missing.append(f"{key}={path} ({'a folder, not a file' if os.path.isdir(local) else 'no such file'})")
+            what = f"{path} ({'a folder, not a file' if os.path.isdir(local) else 'no such file'})"
+            if "[" in key:
+                lists.setdefault(base, []).append(what)
+            else:
+                missing.append(f"{key}={what}")
+    for base, items in lists.items():  # a list of files: how many are missing, and the first
+        if len(items) == 1:
+            missing.append(f"{base}: {items[0]}")
+        else:
+            missing.append(f"{base}: {len(items)} of {counts[base]} missing, e.g. {items[0]}")
     if missing:
-        data = any(m.startswith("data.") for m in missing)
-        fix = ("; make the data with `verl-focal prep-data` (docs/recipes.md) or point the key at an existing file"
-               if data else "; give an existing model folder or a hub name")
-        raise ConfigError(f"missing local input: {'; '.join(missing)}{fix}")
+        fixes = []
+        if any(m.startswith("data.") for m in missing):
+            fixes.append("make the data with `verl-focal prep-data` (docs/recipes.md) or point data.* at existing files")
+        if any(not m.startswith("data.") for m in missing):
+            fixes.append("give an existing model folder or a hub name")
+        raise ConfigError(f"missing local input: {'; '.join(missing)}; {', and '.join(fixes)}")
