@@ -413,7 +413,8 @@ def check_local_paths(config: Any) -> None:
     if missing:
         fixes = []
         if any(m.startswith("data.") for m in missing):
-            fixes.append("make the data with `verl-focal prep-data` (docs/recipes.md) or point data.* at existing files")
+            fixes.append("make the data with `verl-focal prep-data` (docs/recipes.md) or point data.* at "
+                         "existing files")
         if any(not m.startswith("data.") for m in missing):
             fixes.append("give an existing model folder or a hub name")
         raise ConfigError(f"missing local input: {'; '.join(missing)}; {', and '.join(fixes)}")
