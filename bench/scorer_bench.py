@@ -1,20 +1,23 @@
-"""Scorer fidelity and cost on the graded equivalence corpus (issue 13).
+"""Scorer fidelity and cost on the graded equivalence corpus (issues 13 and 26).
 
 For ours (``verl_focal.reward.compute_score``), ours with the rules off (``equivalence_rules=False``:
 the math-verify-only check of earlier versions), and verl 0.9.1's ``math_verify``, ``prime_math``
 and ``math_dapo`` scorers, all in this one run, on tests/reward/equivalence_corpus.py:
 
 * recall (accepted / positives) and false-positive rate (accepted / negatives) per answer class,
-  and on the physics/engineering-style classes together;
+  on the physics/engineering-style classes together, and on issue 26's classes together (primes,
+  angle marks, congruences, inequalities against intervals, constant expressions, Unicode forms);
 * false positives of each prediction scored against another item's reference ("another problem's
-  answer"; pairs whose two references are the same answer are skipped);
+  answer", at four offsets: ~2,500 pairs; pairs whose two references are the same answer are
+  skipped), and those together with the integer-reference near misses (the answer ± 1, in several
+  forms) of the ``integers`` class;
 * per-call CPU time on long responses (~30 KB of reasoning before the box), ours against ours with
   the rules off, interleaved, as a ratio.
 
 Every response is a boxed answer after some text.  verl's scorers take one reference string: a
 list of accepted forms is given to them one form at a time, and any match counts.
 
-    PYTHONPATH=$PWD python bench/scorer_bench.py [--out outputs/scorer_bench.json] [--long-n 40]
+    PYTHONPATH=$PWD python bench/scorer_bench.py [--out outputs/scorer_bench.json] [--long-n 40] [--markdown]
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "reward"))
 sys.path.insert(0, str(ROOT))
 
-from equivalence_corpus import CORPUS, PHYSICS_CLASSES, boxed, cross_pairs  # noqa: E402
+from equivalence_corpus import CORPUS, ISSUE26_CLASSES, PHYSICS_CLASSES, boxed, cross_pairs  # noqa: E402
 
 MATH = "verl_focal/deepscaler"
+CROSS_STRIDES = (7, 13, 31, 101)  # each positive against the references 7, 13, 31 and 101 items on
 
 
 def _forms(ref):
@@ -75,6 +79,7 @@ def fidelity(scorers: dict) -> dict:
     for name, fn in scorers.items():
         per_class, tot = {}, {"tp": 0, "pos": 0, "fp": 0, "neg": 0}
         phys = {"tp": 0, "pos": 0}
+        new = {"tp": 0, "pos": 0, "fp": 0, "neg": 0}
         t0 = time.perf_counter()
         for cls, items in CORPUS.items():
             c = {"tp": 0, "pos": 0, "fp": 0, "neg": 0}
@@ -92,15 +97,22 @@ def fidelity(scorers: dict) -> dict:
             if cls in PHYSICS_CLASSES:
                 phys["tp"] += c["tp"]
                 phys["pos"] += c["pos"]
+            if cls in ISSUE26_CLASSES:
+                for k in new:
+                    new[k] += c[k]
         cross_n = cross_fp = 0
-        for pred, own_ref, other_ref in cross_pairs():
-            if isinstance(other_ref, str) and isinstance(own_ref, str) and _same_answer(own_ref, other_ref):
+        for pred, own_ref, other_ref in (p for stride in CROSS_STRIDES for p in cross_pairs(stride)):
+            if _same_answer(own_ref, other_ref):
                 continue
             cross_n += 1
             cross_fp += _safe(fn, boxed(pred), other_ref)
         out[name] = {"per_class": per_class, "recall": tot["tp"] / tot["pos"], "fp_rate": tot["fp"] / tot["neg"],
                      "physics_recall": phys["tp"] / phys["pos"], "cross_fp_rate": cross_fp / max(cross_n, 1),
-                     "cross_pairs": cross_n, "cross_fp": cross_fp, "wall_s": time.perf_counter() - t0}
+                     "issue26_recall": new["tp"] / new["pos"], "issue26_fp_rate": new["fp"] / new["neg"],
+                     "cross_pairs": cross_n, "cross_fp": cross_fp,
+                     "cross_and_int_fp": cross_fp + per_class["integers"]["fp"],
+                     "cross_and_int_n": cross_n + per_class["integers"]["neg"],
+                     "wall_s": time.perf_counter() - t0}
         print(f"  scored the corpus with {name} ({out[name]['wall_s']:.0f} s)", file=sys.stderr)
     return out
 
@@ -108,9 +120,13 @@ def fidelity(scorers: dict) -> dict:
 _SAME: dict = {}
 
 
-def _same_answer(a: str, b: str) -> bool:
-    """The two references denote the same answer (equal text, or ours accepts each as the other):
-    a match against it is not a false positive.  The same pairs are skipped for every scorer."""
+def _same_answer(a, b) -> bool:
+    """The two references denote the same answer (equal text, the same list of accepted forms, or
+    ours accepts each as the other): a match against it is not a false positive.  The same pairs
+    are skipped for every scorer."""
+    if not isinstance(a, str) or not isinstance(b, str):
+        fa, fb = ({"".join(str(f).split()) for f in _forms(x)} for x in (a, b))
+        return bool(fa & fb)
     key = (a, b)
     if key not in _SAME:
         from verl_focal.reward import compute_score
@@ -152,12 +168,31 @@ def timing(n: int, repeats: int) -> dict:
             "ratio_ours_over_rules_off": per["ours"] / per["ours_rules_off"]}
 
 
+def markdown(fid: dict, names: list, classes: list) -> str:
+    """The recall / false-positive table as Markdown (one row per class, one column per scorer)."""
+    rows = ["| class (positives / negatives) | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for cls in classes:
+        c0 = fid[names[0]]["per_class"][cls]
+        cells = [f"{fid[n]['per_class'][cls]['recall']:.3f} / {fid[n]['per_class'][cls]['fp_rate']:.3f}" for n in names]
+        rows.append(f"| {cls} ({c0['pos']} / {c0['neg']}) | " + " | ".join(cells) + " |")
+    rows.append("| **issue-26 classes** | "
+                + " | ".join(f"{fid[n]['issue26_recall']:.3f} / {fid[n]['issue26_fp_rate']:.3f}" for n in names) + " |")
+    rows.append("| **all classes** | " + " | ".join(f"{fid[n]['recall']:.3f} / {fid[n]['fp_rate']:.3f}" for n in names)
+                + " |")
+    rows.append("| cross-problem FP | " + " | ".join(f"{fid[n]['cross_fp']} / {fid[n]['cross_pairs']}" for n in names)
+                + " |")
+    rows.append("| cross-problem + integer ± 1 FP | "
+                + " | ".join(f"{fid[n]['cross_and_int_fp']} / {fid[n]['cross_and_int_n']}" for n in names) + " |")
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "outputs" / "scorer_bench.json"), help="JSON result path")
     ap.add_argument("--long-n", type=int, default=40, help="corpus items timed on 30 KB responses")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--scorers", default="", help="comma-separated subset (default: all)")
+    ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     args = ap.parse_args(argv)
     os.environ.setdefault("VERL_FOCAL_REWARD_WORKERS", "1")
     scorers = make_scorers()
@@ -179,7 +214,13 @@ def main(argv=None) -> int:
         )
     print(f"{'ALL':<16}" + "".join(f"{fid[n]['recall']:>12.3f} / {fid[n]['fp_rate']:.3f}" for n in names))
     print(f"{'physics recall':<16}" + "".join(f"{fid[n]['physics_recall']:>22.3f}" for n in names))
+    print(f"{'issue-26 classes':<16}"
+          + "".join(f"{fid[n]['issue26_recall']:>12.3f} / {fid[n]['issue26_fp_rate']:.3f}" for n in names))
     print(f"{'cross FP':<16}" + "".join(f"{fid[n]['cross_fp']:>14d} / {fid[n]['cross_pairs']:<5d}" for n in names))
+    print(f"{'cross+int±1 FP':<16}"
+          + "".join(f"{fid[n]['cross_and_int_fp']:>14d} / {fid[n]['cross_and_int_n']:<5d}" for n in names))
+    if args.markdown:
+        print(markdown(fid, names, classes))
     print(
         f"\n30 KB responses, {tim['calls']} calls each: ours {1e3 * tim['cpu_s_per_call']['ours']:.2f} ms CPU/call, "
         f"rules off {1e3 * tim['cpu_s_per_call']['ours_rules_off']:.2f} ms; "

@@ -16,7 +16,7 @@ import verl  # noqa: F401
 from _reference_family import passk_rows_reference, unlikely_rows_reference
 
 
-def _put(tq, partition, groups, rng):
+def _put(tq, partition, groups, rng, with_old_log_probs=True):
     """groups: {uid: [(n_tokens, reward, acc, [token log-probs]), ...]} -> KVBatchMeta (shuffled keys)."""
     from tensordict import TensorDict
     from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
@@ -44,10 +44,11 @@ def _put(tq, partition, groups, rng):
     meta = tq.kv_batch_put(
         keys=keys, partition_id=partition, fields=list_of_dict_to_tensordict([fields[i] for i in order])
     )
-    nested = torch.nested.as_nested_tensor([lps[i] for i in order], layout=torch.jagged)
-    tq.kv_batch_put(
-        keys=keys, partition_id=partition, fields=TensorDict({"old_log_probs": nested}, batch_size=len(keys))
-    )
+    if with_old_log_probs:
+        nested = torch.nested.as_nested_tensor([lps[i] for i in order], layout=torch.jagged)
+        tq.kv_batch_put(
+            keys=keys, partition_id=partition, fields=TensorDict({"old_log_probs": nested}, batch_size=len(keys))
+        )
     return meta
 
 
@@ -130,3 +131,65 @@ def test_hook_fetches_per_row_sequence_log_probs_aligned_with_uids(transfer_queu
     # an estimator that does not need them does not pay for them
     ctx2 = FocalHookMixin._focal_fetch_context(trainer, meta, frozenset({"acc"}))
     assert OLD_LOG_PROB_SUM not in ctx2.extras
+
+
+class _ActorWorkerGroup:
+    """The GPU boundary: verl's actor worker group computes log-probs over prompt + response and writes
+    ``log_probs`` and ``entropy`` for the batch's keys (a response token's log-prob one position left of
+    it, as ``response_from_nested`` reads them).  Here the log-probs come from GROUPS."""
+
+    def __init__(self, tq, lookup):
+        self.tq, self.lookup = tq, lookup
+
+    def compute_log_prob(self, batch):
+        from tensordict import TensorDict
+
+        full, ent = [], []
+        for key in batch.keys:
+            lp = torch.tensor(self.lookup[key], dtype=torch.float32)
+            full.append(torch.cat([torch.tensor([-9.0]), lp, torch.tensor([-9.0])]))  # prompt of 2 tokens
+            ent.append(torch.ones(len(lp) + 2))
+        fields = TensorDict({"log_probs": torch.nested.as_nested_tensor(full, layout=torch.jagged),
+                             "entropy": torch.nested.as_nested_tensor(ent, layout=torch.jagged)},
+                            batch_size=len(batch.keys))
+        self.tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id, fields=fields)
+        return batch
+
+
+@pytest.mark.parametrize("likelihood", ["sum", "mean"])
+def test_unlikely_grpo_reads_no_log_probs_back_after_verls_old_log_prob_pass(
+    transfer_queue, composed_config, monkeypatch, likelihood
+):
+    """verl's real _compute_old_log_prob runs (only the worker group is faked); the hook reduces what it
+    writes to one number per row, and the advantage step reads no old_log_probs back."""
+    import verl_focal.integration.trainer as hook
+
+    meta = _put(transfer_queue, "train", GROUPS, np.random.default_rng(3), with_old_log_probs=False)
+    lookup = {f"{u}_{s}_0": row[3] for u, rows in GROUPS.items() for s, row in enumerate(rows)}
+    trainer = _trainer(composed_config, ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.5",
+                                         f"algorithm.unlikely.likelihood={likelihood}",
+                                         "actor_rollout_ref.rollout.calculate_log_probs=false"])
+    trainer.actor_rollout_wg = _ActorWorkerGroup(transfer_queue, lookup)
+    reads = []
+    real_get = hook.tq.kv_batch_get
+
+    def spy(*args, **kwargs):
+        reads.append(tuple(kwargs.get("select_fields") or ()))
+        return real_get(*args, **kwargs)
+
+    monkeypatch.setattr(hook.tq, "kv_batch_get", spy)
+    metrics: dict = {}
+    trainer._compute_old_log_prob(meta, metrics)  # verl's pass, with the tap
+    assert "actor/entropy" in metrics  # verl's own body ran
+    trainer._compute_advantage(meta, metrics)
+    # verl's own advantage step reads old_log_probs with rm_scores for every estimator; the hook adds no read
+    ours = [r for r in reads if "rm_scores" not in r]
+    assert ours and not any("old_log_probs" in r for r in ours), reads
+    assert metrics["verl_focal/old_log_probs_read_back"] == 0.0
+    got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
+    adv = [t[0].item() for t in got["advantages"].unbind()]
+    rows = _expected_rows(meta)
+    loglik = [sum(r[4]) / (len(r[4]) if likelihood == "mean" else 1) for r in rows]
+    ref = unlikely_rows_reference([r[2] for r in rows], [r[3] for r in rows], loglik,
+                                  np.array([r[0] for r in rows], dtype=object), [1] * len(rows), 0.5)
+    assert adv == pytest.approx(ref, abs=1e-5)

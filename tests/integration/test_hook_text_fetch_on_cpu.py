@@ -109,6 +109,8 @@ def test_prefetch_runs_in_the_background_and_the_step_reuses_its_rows(transfer_q
     assert len(calls) == 1  # nothing decoded again
     assert metrics["verl_focal/prefetched"] == 1.0
     assert 0.0 <= metrics["verl_focal/prefetch_wait_s"] < 0.5
+    # the cue signatures were extracted in the background too: the step only clustered them
+    assert metrics["cue/groups_prefetched"] == metrics["cue/groups_from_text"] > 0
     np.testing.assert_allclose(_advantages(transfer_queue, meta), _reference(rows, meta), atol=1e-5)
 
 

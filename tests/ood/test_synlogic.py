@@ -242,3 +242,57 @@ def test_huge_adversarial_answer_is_bounded():
     junk = "[" * 50_000 + "]" * 50_000
     assert S.score(junk + f"```python\n{SUDOKU}\n```", g)[0] == 1.0
     assert S.score(f"```python\n{'[' * 5000}1{']' * 5000}\n```", g)[0] == 0.0  # too deep: no crash
+
+
+def test_dyck_reasoning_errors_empty_answer_as_the_prompt_asks():
+    g = gt("dyck_language_reasoning_errors", None, {"error_indices": []})
+    for resp in ('""', "<answer></answer>", "<think>all fine</think>\n<answer> </answer>", '<answer>""</answer>',
+                 "\\boxed{}", "“”"):
+        assert S.score(resp, g)[0] == 1.0, resp
+    for resp in ("", "<think>unfinished", "<think>x</think>", "<answer>4</answer>", '"4"', "unclear"):
+        assert S.score(resp, g)[0] == 0.0, resp  # no answer at all is not an empty answer
+    g = gt("dyck_language_reasoning_errors", None, {"error_indices": [3, 7]})
+    assert S.score('"3,7"', g)[0] == 1.0 and S.score("<answer></answer>", g)[0] == 0.0
+    assert S.score('""', g)[0] == 0.0
+
+
+def test_minesweeper_bare_pairs_as_in_the_authors_tests():
+    g = gt("minesweeper", None, {"current_mines": [[0, 1], [2, 3], [4, 5]]})
+    for resp in ("The mines are at positions: (0,1), (2,3), (4,5)", "(0, 1); (2, 3) and (4, 5)",
+                 "I found the mines at coordinates [(0, 1), (2, 3), (4, 5)].", "[[0, 1], [2, 3], [4, 5]]",
+                 "first guess [(0, 1)], final: (0,1), (2,3), (4,5)"):
+        assert S.score(resp, g)[0] == 1.0, resp
+    for resp in ("The mines are at positions: (0,1), (2,3), (4,5), (6,7)", "(0,1), (2,3)",
+                 "The coordinates of the mines are 0,1 and 2,3 and 4,5",
+                 "mines (0,1), (2,3), (4,5); final answer [(0, 1)]"):
+        assert S.score(resp, g)[0] == 0.0, resp
+
+
+def test_wordscapes_rows_of_quoted_letters_separated_by_blanks():
+    meta = {"grid": [["X", "X", "X"], ["0", "0", "X"]], "across_words": ["CAT"], "down_words": ["TO"]}
+    g = gt("wordscapes", None, meta)
+    assert S.score('[["C" "A" "T"], [" " " " "O"]]', g)[0] == 1.0
+    assert S.score('[["C" "A" "T"], ["" "" "O"]]', g)[0] == 1.0
+    assert S.score('[["C" "U" "T"], [" " " " "O"]]', g)[0] == 0.0
+    assert S.score('[["C" A "T"], [" " " " "O"]]', g)[0] == 0.0  # an unquoted letter
+    assert S.score('[["C" "A" "T" "S"], [" " " " "O"]]', g)[0] == 0.0  # wrong shape
+
+
+def test_numbrix_digit_strings_are_numbers():
+    g = gt("numbrix", None, {"grid": [[1, "X"], ["X", "X"]]})
+    assert S.score('[["1", "2"], ["4", "3"]]', g)[0] == 1.0
+    assert S.score('[["1", "3"], ["2", "4"]]', g)[0] == 0.0
+    assert S.score('[["1", "two"], ["4", "3"]]', g)[0] == 0.0
+
+
+def test_dyck_reasoning_errors_final_line_and_block_forms():
+    g = gt("dyck_language_reasoning_errors", None, {"error_indices": [3, 7]})
+    for resp in ("The answer is: 3, 7", "The answer is: **3, 7**", "Thought 3 and 7 are off.\n\nFinal answer: 3,7",
+                 "```\n3, 7\n```", "Checked each step.\n3, 7", "答案：3，7"):
+        assert S.score(resp, g)[0] == 1.0, resp
+    for resp in ("The answer is: 3", "Thoughts 3 and 7 are wrong", "Final answer: 3, 7, 9", "Final answer:",
+                 "Steps 3 and 7.\nThe answer is: 3 and 7"):
+        assert S.score(resp, g)[0] == 0.0, resp
+    g = gt("dyck_language_reasoning_errors", None, {"error_indices": []})
+    assert S.score('All steps check out.\nThe answer is: ""', g)[0] == 1.0
+    assert S.score("All steps check out.\nThe answer is:", g)[0] == 0.0

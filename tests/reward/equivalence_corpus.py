@@ -8,7 +8,8 @@ swapped), except the list-of-forms class, whose references are lists: there both
 list and the form the prediction takes are varied.
 
 ``CORPUS[cls]`` is a list of :class:`Item`.  ``PHYSICS_CLASSES`` are the physics/engineering-style
-answers (issue 13's recall target of 0.88 applies to them).
+answers (issue 13's recall target of 0.88 applies to them); ``ISSUE26_CLASSES`` are primes, angle
+marks, congruence moduli, inequalities against intervals, constant expressions and Unicode forms.
 """
 
 from __future__ import annotations
@@ -183,6 +184,74 @@ ALT_NEG = [
 ]
 
 
+PRIME_POS = [
+    (r"x^{\prime}+\frac{r}{V} x-r c=0", r"x' + \frac{r}{V}x - rc = 0"), (r"x^\prime", "x'"), (r"y^{\prime\prime}", "y''"),
+    (r"f^{\prime}(x)", "f'(x)"), (r"y'' + y = 0", r"y^{\prime\prime}+y=0"), (r"x' = 2x", r"2x = x^{\prime}"),
+    (r"\theta'", r"\theta^{\prime}"), (r"v_0'", r"v_{0}^{\prime}"), (r"y' = -\frac{x}{y}", r"y^{\prime}=-\frac{x}{y}"),
+    (r"2x'", r"2 x^{\prime}"), ("x'+y'", r"y^\prime + x^\prime"), (r"A' B", r"B A^{\prime}"), ("x′", "x'"),
+    (r"f'(x) = 3x^2", r"f^{\prime}(x)=3x^{2}"), (r"y^{\prime \prime}", "y″"), ("y' = 2x", "2x"),
+]
+PRIME_NEG = [
+    ("x", "x'"), (r"x^{\prime}", "x"), ("x''", "x'"), ("y'", r"y^{\prime\prime}"),
+    (r"x'+\frac{r}{V}x-rc=0", r"x+\frac{r}{V}x-rc=0"), ("f'(x)", "f(x)"), (r"\theta'", r"\theta"), ("x' + y", "x + y'"),
+    ("2x'", "2x"), ("y'' + y = 0", "y' + y = 0"), (r"A' B", "A B"), ("x′", "x"), ("2x = y'", "y'"),
+]
+
+ANGLE_POS = [
+    ("0.003", r"0.003^{\prime \prime}"), ("30'", "30"), ("30''", "30"), (r"30^{\prime}", "30'"), (r"15^{\prime\prime}", "15''"),
+    ("45°", r"45^\circ"), (r"12.5'", "12.5"), ("30′", "30'"), ("0.003″", "0.003''"), (r"2.5^{\prime\prime}", "2.5 ''"),
+    (r"60^{\circ}", "60°"), (r"0.5^{\prime}", r"\frac{1}{2}'"), (r"1.5''", r"1.5\,''"),
+]
+ANGLE_NEG = [
+    (r"30^\circ", "30'"), ("30°", "30'"), ("30''", "30'"), (r"30^{\prime\prime}", r"30^\circ"), ("0.003''", "0.03"),
+    ("30'", "31"), ("45''", "45°"), (r"0.003^{\prime\prime}", r"0.003^{\prime}"), ("12'", "12.5'"), ("30′", "30″"),
+]
+
+CONGRUENCE_POS = [
+    (r"42 \pmod{100}", "42"), ("42 (mod 100)", "42"), (r"3 \pmod 7", "3"), (r"x \equiv 5 \pmod{12}", "5"),
+    (r"\equiv 5 \pmod{12}", r"5 \pmod{12}"), (r"142 \pmod{100}", r"42 \pmod{100}"), (r"42\ (\text{mod } 100)", r"42 \pmod{100}"),
+    (r"7 \pmod{10}", "7"), (r"n \equiv 2 \pmod 3", r"2 \pmod{3}"), ("1 (mod 4)", r"1 \pmod{4}"), (r"-1 \pmod{5}", r"4 \pmod{5}"),
+]
+CONGRUENCE_NEG = [
+    (r"42 \pmod{100}", "43"), ("42 (mod 100)", "142"), (r"42 \pmod{100}", r"42 \pmod{50}"), (r"3 \pmod 7", "4"),
+    (r"x \equiv 5 \pmod{12}", "7"), (r"1 \pmod{4}", r"3 \pmod{4}"), (r"2 \pmod{3}", r"2 \pmod{5}"), ("42", "24 (mod 100)"),
+]
+
+INTERVAL_POS = [
+    (r"-2\leq x\leq 3", "[-2,3]"), ("-2<x<3", "(-2,3)"), (r"-2\le x<3", "[-2,3)"), (r"x \geq 1", r"[1, \infty)"),
+    ("x < 5", r"(-\infty, 5)"), (r"3 \geq x \geq -2", "[-2, 3]"), (r"0 < t \leq \frac{1}{2}", r"(0, \frac{1}{2}]"),
+    (r"x > -1", r"(-1,\infty)"), (r"\frac{1}{2} \le x \le 2", "[0.5, 2]"), (r"x \in [-2, 3]", r"-2 \leq x \leq 3"),
+    (r"x \leq 4", r"(-\infty, 4]"), (r"-\sqrt{2} < x < \sqrt{2}", r"(-\sqrt{2}, \sqrt{2})"), (r"x \geqslant 0", r"[0,+\infty)"),
+]
+INTERVAL_NEG = [
+    (r"-2< x\leq 3", "[-2,3]"), (r"-2\leq x\leq 3", "(-2,3)"), (r"-2\leq x\leq 3", "[-2,4]"), (r"x \geq 1", r"(1, \infty)"),
+    ("x < 5", r"(-\infty, 5]"), ("x > 5", r"(-\infty, 5)"), (r"-3 \le x \le 2", "[-2,3]"), (r"0 < t \le 1", "[0,1]"),
+    (r"x \leq 4", r"[4, \infty)"),
+]
+
+CONSTANT_POS = [
+    (r"e^{i\pi}", "-1"), (r"\cos 0", "1"), (r"e^{i\pi} + 1", "0"), (r"\sin\frac{\pi}{2}", "1"), (r"\ln e", "1"), ("i^2", "-1"),
+    (r"e^{2\pi i}", "1"), (r"\tan\frac{\pi}{4}", "1"), (r"\log_2 8", "3"), (r"\cos\pi", "-1"), (r"\sqrt{16}", "4"),
+    (r"e^{0}", "1"), (r"2\sin\frac{\pi}{6}", "1"), ("(1+i)^2", "2i"),
+]
+CONSTANT_NEG = [
+    (r"e^{i\pi}", "1"), (r"\cos 0", "0"), (r"e^{i\pi}+1", "1"), (r"\sin\frac{\pi}{2}", "0"), ("i^2", "1"), (r"\cos\pi", "1"),
+    (r"\log_2 8", "2"), (r"e^{\pi}", "-1"), (r"\tan\frac{\pi}{4}", r"\frac{\pi}{4}"), ("(1+i)^2", "2"),
+]
+
+UNICODE_POS = [
+    ("４２", "42"), ("－1", "-1"), ("3，4", "3,4"), ("√2", r"\sqrt{2}"), ("½", r"\frac{1}{2}"), ("2√3", r"2\sqrt{3}"),
+    ("3½", r"\frac{7}{2}"), ("x²+1", "x^2+1"), ("10⁻³", "0.001"), ("2×3", "6"), ("2·5", "10"), ("−7", "-7"),
+    ("π/2", r"\frac{\pi}{2}"), ("√(x+1)", r"\sqrt{x+1}"), ("¾", "0.75"), ("（1，2）", "(1,2)"), ("x₁+x₂", "x_1+x_2"),
+    ("θ", r"\theta"), ("5 µm", r"5\,\mu\text{m}"), ("x ≤ 3", r"(-\infty, 3]"),
+]
+UNICODE_NEG = [
+    ("４３", "42"), ("－1", "1"), ("3，4", "3,5"), ("√3", r"\sqrt{2}"), ("⅓", r"\frac{1}{2}"), ("x²", "x2"),
+    ("3½", r"\frac{3}{2}"), ("½", "12"), ("10⁻³", "0.01"), ("2√3", r"\sqrt{23}"), ("x₁", "x_2"), ("θ", r"\phi"),
+    ("5 µm", r"5\,\text{mm}"), ("¼", "14"), ("x ≤ 3", r"(-\infty, 3)"),
+]
+
+
 _INTS = [0, 1, 7, 12, 99, 100, 999, 1000, 2024, 123456, 1000000, -5, -100]
 
 
@@ -213,8 +282,16 @@ CORPUS: dict[str, list[Item]] = {
     "accepted_forms": [Item(p, r, True) for p, r in ALT_POS] + [Item(p, list(reversed(r)), True) for p, r in ALT_POS if isinstance(r, list)]
     + [Item(p, r, False) for p, r in ALT_NEG] + [Item(p, list(reversed(r)), False) for p, r in ALT_NEG if isinstance(r, list)],
     "integers": _integer_items(),
+    "primes": _both(PRIME_POS, True) + _both(PRIME_NEG, False),
+    "angle_marks": _both(ANGLE_POS, True) + _both(ANGLE_NEG, False),
+    "congruences": _both(CONGRUENCE_POS, True) + _both(CONGRUENCE_NEG, False),
+    "intervals": _both(INTERVAL_POS, True) + _both(INTERVAL_NEG, False),
+    "constants": _both(CONSTANT_POS, True) + _both(CONSTANT_NEG, False),
+    "unicode": _both(UNICODE_POS, True) + _both(UNICODE_NEG, False),
 }
 PHYSICS_CLASSES = ("sci_notation", "units")
+# the classes of issue 26: answers real solutions write that the rules used to miss or over-accept
+ISSUE26_CLASSES = ("primes", "angle_marks", "congruences", "intervals", "constants", "unicode")
 
 
 def boxed(pred: str) -> str:

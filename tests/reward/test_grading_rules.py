@@ -118,3 +118,82 @@ def test_named_results_and_approximations():
     assert equivalent(r"v_0 = 3 \text{ m/s}", "3") and not equivalent(r"v_0 = 4 \text{ m/s}", "3")
     assert equivalent(r"\approx 0.25", "0.25") and equivalent("−5", "-5")
     assert not equivalent("x = 3", "y = 3")  # equation against equation stays whole
+
+
+# issue 26: each case scores 1, and its near miss 0 (both directions)
+ISSUE_26 = [
+    # (prediction, reference, near miss of the prediction)
+    (r"x^{\prime}+\frac{r}{V} x-r c=0", r"x' + \frac{r}{V}x - rc = 0", r"x+\frac{r}{V} x-r c=0"),
+    ("0.003", r"0.003^{\prime \prime}", "0.0031"),
+    (r"42 \pmod{100}", "42", r"43 \pmod{100}"),
+    ("42 (mod 100)", "42", "24 (mod 100)"),
+    (r"-2\leq x\leq 3", "[-2,3]", r"-2< x\leq 3"),
+    ("-2 < x < 3", "(-2,3)", r"-2 \le x < 3"),
+    (r"e^{i\pi}", "-1", r"e^{\pi}"),
+    (r"\cos 0", "1", r"\sin 0"),
+    ("４２", "42", "４３"),
+    ("－1", "-1", "1"),
+    ("3，4", "3,4", "3，5"),
+    ("√2", r"\sqrt{2}", "√3"),
+    ("½", r"\frac{1}{2}", "⅓"),
+]
+
+
+@pytest.mark.parametrize("pred,ref,near", ISSUE_26)
+def test_issue_26_cases_and_their_near_misses(pred, ref, near):
+    assert equivalent(pred, ref) and equivalent(ref, pred)
+    assert not equivalent(near, ref) and not equivalent(ref, near)
+    assert compute_score("x", r"\boxed{" + pred + "}", ref)["acc"] == 1.0
+    assert compute_score("x", r"\boxed{" + near + "}", ref)["acc"] == 0.0
+
+
+@pytest.mark.parametrize("a,b", [("x", "x'"), ("x", r"x^{\prime}"), (r"30^\circ", "30'"), ("30°", "30'"),
+                                 ("30'", "30''"), (r"30^\circ", r"30^{\prime\prime}")])
+def test_a_prime_or_angle_mark_is_not_dropped_when_the_other_side_has_another(a, b):
+    assert not equivalent(a, b) and not equivalent(b, a)
+
+
+def test_primes_are_one_mark_and_a_distinct_symbol():
+    from verl_focal.grading.equivalence import encode_primes
+    from verl_focal.grading.normalise import primes_as_marks
+
+    assert primes_as_marks(r"x^{\prime}+y^\prime+z^{\prime \prime}+w^{'}") == "x'+y'+z''+w'"
+    assert encode_primes("x'+y_1''") == r"x_{\prime}+y_{1\prime\prime}"
+    assert encode_primes(r"\text{Newton's}") == r"\text{Newton's}"
+
+
+def test_angle_marks_are_units():
+    q = split_quantity("0.003''")
+    assert q is not None and q[0].value == Fraction(3, 1000) and q[1] == "″"
+    assert split_quantity("30'")[1] == "′" and split_quantity(r"30^\circ")[1] == "°"
+    assert split_quantity("x'") is None  # a prime after a letter is not a unit
+    assert not units_compatible("°", "′") and not units_compatible("′", "″") and units_compatible("′", None)
+
+
+def test_congruence_modulus_policy():
+    from verl_focal.grading.congruence import split_modulus
+
+    assert split_modulus(r"42 \pmod{100}") == ("42", "100")
+    assert split_modulus(r"42\ (\text{mod } 100)") == ("42", "100")
+    assert split_modulus(r"\equiv 5 \pmod 12") == ("5", "12")
+    assert split_modulus("42") is None and split_modulus(r"42 \bmod 100") is None  # \bmod is an operation
+    assert equivalent(r"142 \pmod{100}", r"42 \pmod{100}")  # congruent residues, same modulus
+    assert not equivalent(r"42 \pmod{50}", r"42 \pmod{100}")
+    assert not equivalent("142", r"42 \pmod{100}")  # one side's modulus dropped: 142 against 42
+
+
+def test_inequalities_as_intervals():
+    from verl_focal.grading.intervals import as_interval
+
+    iv = as_interval(r"3 \geq x > -2")
+    assert (iv.lo, iv.hi, iv.lo_closed, iv.hi_closed, iv.var) == ("-2", "3", False, True, "x")
+    iv = as_interval(r"x \geq 1")
+    assert (iv.lo, iv.hi, iv.lo_closed, iv.hi_closed) == ("1", r"\infty", True, False)
+    assert as_interval("(1, 2, 3)") is None and as_interval("x < y < z < w") is None
+    assert equivalent(r"x \geq 1", r"[1, \infty)") and not equivalent(r"x \geq 1", r"[1, \infty]")
+    assert not equivalent(r"-2 \le y \le 3", r"-2 \le x \le 3")  # two inequalities: same variable
+
+
+def test_imaginary_unit_only_when_i_is_the_only_symbol():
+    assert equivalent(r"e^{i\pi}", "-1") and equivalent("(1+i)^2", "2i")
+    assert not equivalent(r"e^{i\pi}", "1") and not equivalent("i^2 + n", "n - 2")

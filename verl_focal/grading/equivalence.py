@@ -4,23 +4,34 @@ For one prediction ``p`` (the boxed text) and each accepted reference form ``g``
 (:func:`~verl_focal.grading.normalise.gold_alternatives`), after
 :func:`~verl_focal.grading.normalise.normalise` on both:
 
-1. equal text, spacing aside -> match; then a named result (``v_0 = 3``, ``E \approx 2.1``) is
-   read as its right-hand side when the other side is not an equation;
-2. both plain numbers, each with an optional unit (:func:`~verl_focal.grading.units.split_quantity`)
+1. equal text, spacing aside -> match; then a named result (``v_0 = 3``, ``E \approx 2.1``,
+   ``x \equiv 5 \pmod{12}``, ``x \in [0, 1]``) is read as its right-hand side when the other side
+   is not an equation;
+2. a congruence's modulus (``42 \pmod{100}``, :mod:`.congruence`) on either side decides *finally*:
+   dropped when on one side only, else equal moduli and congruent residues;
+   an inequality in one variable against an interval (or another inequality in the same variable)
+   decides *finally* as intervals (:mod:`.intervals`): ``-2 \leq x < 3`` is ``[-2, 3)``;
+3. both plain numbers, each with an optional unit (:func:`~verl_focal.grading.units.split_quantity`)
    -> the unit policy, then the numeric policy, decide *finally* (math-verify is not consulted, so
    its 6-decimal-place rounding cannot accept ``1.3e-8`` for ``1.24e-8``);
-3. explicit unit markup or a degree mark after a non-numeric value: units on both sides must agree
+4. explicit unit markup or a degree mark after a non-numeric value: units on both sides must agree
    (``2\sqrt{2}\,\text{m}`` against ``2\sqrt{2}\,\text{cm}`` is wrong), then the values are compared
    with these rules; degrees against a value in radians (``30^\circ``, ``\frac{\pi}{6}``) are converted;
-4. both equations -> rearrangement by a constant factor
+5. both equations -> rearrangement by a constant factor
    (:func:`~verl_focal.grading.equations.equations_equivalent`);
-5. tuples/lists with the same brackets and length -> element by element, with these same rules;
-6. math-verify's ``verify`` on the normalised text, then on the raw text (the pre-rule path) --
+6. tuples/lists with the same brackets and length -> element by element, with these same rules;
+7. math-verify's ``verify`` on the normalised text, then on the raw text (the pre-rule path) --
    unless math-verify dropped a bare trailing letter as a unit (``c^2 m`` read as ``c^2``): when the
-   full parses have different variables the match is refused;
-7. SymPy on the full LaTeX parse, same variables on both sides: the difference is first evaluated
+   full parses have different variables the match is refused.  An equation against a value whose
+   left side is not a name (``2x = x'`` against ``x'``) is refused before this step: math-verify
+   would compare the value with the equation's right side;
+8. SymPy on the full LaTeX parse, same variables on both sides (a lone ``i`` read as the imaginary
+   unit when it is the only symbol: ``e^{i\pi}`` against ``-1``): the difference is first evaluated
    at two fixed points (a non-zero value refutes quickly), then ``simplify(p - g) == 0`` decides
    (implicit products such as ``\frac{1}{m} t``, which math-verify's extraction cuts short).
+
+In steps 5, 7 and 8 a primed symbol is passed to the parsers as a subscripted one (``x'`` ->
+``x_{\prime}``, :func:`encode_primes`): they drop a prime, which made ``x'`` equal ``x``.
 
 No step runs its own timer: the caller bounds the whole check (``verl_focal.reward``).
 """
@@ -32,9 +43,11 @@ from typing import Any
 
 import regex
 
+from verl_focal.grading.congruence import split_modulus
 from verl_focal.grading.equations import equations_equivalent, split_equation
+from verl_focal.grading.intervals import as_interval, intervals_match
 from verl_focal.grading.normalise import canonical, gold_alternatives, matching, normalise
-from verl_focal.grading.numeric import NumericPolicy, numbers_match
+from verl_focal.grading.numeric import NumericPolicy, numbers_match, parse_number
 from verl_focal.grading.units import split_marked_unit, split_quantity, units_compatible
 
 _TRAILING_MARKUP = regex.compile(
@@ -43,12 +56,29 @@ _TRAILING_MARKUP = regex.compile(
 _MAX_SYMPY_CHARS = 400
 
 
+# a letter or a Greek command, with an optional subscript, followed by prime marks
+_PRIMED = regex.compile(r"((?:\\[A-Za-z]+|(?<![\\A-Za-z])[A-Za-z]))(?:_\{([^{}]*)\}|_([A-Za-z0-9]))?('+)")
+
+
+def encode_primes(text: str) -> str:
+    r"""Primed symbols as subscripted ones for the LaTeX parsers, which drop a prime (``x'`` and
+    ``x`` parse alike): ``x'`` -> ``x_{\prime}``, ``x_1''`` -> ``x_{1\prime\prime}``."""
+    if "'" not in text:
+        return text
+
+    def sub(m: regex.Match) -> str:
+        script = m.group(2) if m.group(2) is not None else (m.group(3) or "")
+        return m.group(1) + "_{" + script + "\\prime" * len(m.group(4)) + "}"
+
+    return _PRIMED.sub(sub, text)
+
+
 def _latex_to_sympy(text: str):
     from latex2sympy2_extended import latex2sympy
 
     if len(text) > _MAX_SYMPY_CHARS:
         raise ValueError("too long to parse")
-    return latex2sympy(text)
+    return latex2sympy(encode_primes(text))
 
 
 def _try_sympy(text: str):
@@ -67,6 +97,7 @@ def _mv():
 
 def _math_verify_equal(pred: str, gold: str) -> bool:
     expr_cfg, latex_cfg, parse, verify = _mv()
+    pred, gold = encode_primes(pred), encode_primes(gold)
     g = parse("\\boxed{" + gold + "}", [latex_cfg()], parsing_timeout=None)
     if not g:
         g = parse(gold, [expr_cfg()], parsing_timeout=None)
@@ -85,12 +116,24 @@ def _dropped_a_variable(pred: str, gold: str) -> bool:
     return a.free_symbols != b.free_symbols
 
 
+def _imaginary_unit(a, b):
+    """``a`` with its symbol ``i`` read as the imaginary unit, when ``i`` is the only free symbol
+    of ``a`` and of ``b`` together (``e^{i\\pi}`` against ``-1``, ``(1+i)^2`` against ``2i``);
+    else ``a`` unchanged."""
+    import sympy
+
+    if {str(x) for x in a.free_symbols | b.free_symbols} != {"i"}:
+        return a
+    return a.subs({x: sympy.I for x in a.free_symbols})
+
+
 def _sympy_equal(pred: str, gold: str) -> bool:
     import sympy
 
     a, b = _try_sympy(pred), _try_sympy(gold)
     if not isinstance(a, sympy.Expr) or not isinstance(b, sympy.Expr):
         return False
+    a, b = _imaginary_unit(a, b), _imaginary_unit(b, a)
     if a.free_symbols != b.free_symbols:
         return False
     if a == b:
@@ -132,7 +175,8 @@ def split_top_level(text: str) -> tuple[str, list[str]] | None:
 
 
 _ASSIGNED = regex.compile(
-    r"^\\?[A-Za-z]+(?:_\{?[A-Za-z0-9,]+\}?)?(?:\^\{?[A-Za-z0-9*']+\}?)?\s*(?:=|\\approx)\s*(?=\S)"
+    r"^\\?[A-Za-z]+(?:_\{?[A-Za-z0-9,]+\}?)?(?:\^\{?[A-Za-z0-9*']+\}?)?'*\s*"
+    r"(?:=|\\approx|\\equiv(?![A-Za-z])|\\in(?![A-Za-z]))\s*(?=\S)"
 )
 
 
@@ -147,6 +191,18 @@ def _rhs_of_assignment(text: str, other: str) -> str:
     return text
 
 
+def _congruent(mp, mg, p: str, g: str, policy: NumericPolicy, depth: int) -> bool:
+    """The modulus policy (:mod:`.congruence`): one side's modulus is dropped; two moduli must be
+    equal, and integer residues then need only be congruent."""
+    if mp and mg:
+        if not _one(mp[1], mg[1], policy, depth + 1):
+            return False
+        a, b, m = (parse_number(x) for x in (mp[0], mg[0], mp[1]))
+        if a and b and m and all(x.exact and x.value.denominator == 1 for x in (a, b, m)) and m.value:
+            return (a.value - b.value) % m.value == 0
+    return _one(mp[0] if mp else p, mg[0] if mg else g, policy, depth + 1)
+
+
 def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
     p, g = normalise(pred), normalise(gold)
     if not p or not g:
@@ -154,6 +210,12 @@ def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
     if canonical(p) == canonical(g):
         return True
     p, g = _rhs_of_assignment(p, g), _rhs_of_assignment(g, p)
+    mp, mg = split_modulus(p), split_modulus(g)
+    if mp or mg:
+        return _congruent(mp, mg, p, g, policy, depth)  # 42 \pmod{100} against 42
+    ip, ig = as_interval(p), as_interval(g)
+    if ip and ig and (ip.var or ig.var):  # -2 \leq x \leq 3 against [-2, 3]
+        return intervals_match(ip, ig, lambda a, b: _one(a, b, policy, depth + 1))
     qp, qg = split_quantity(p), split_quantity(g)
     if qp is not None and qg is not None:
         return units_compatible(qp[1], qg[1]) and numbers_match(qp[0], qg[0], policy)
@@ -175,10 +237,27 @@ def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
         if tp and tg and tp[0] == tg[0] and len(tp[1]) == len(tg[1]):
             if all(_one(a, b, policy, depth + 1) for a, b in zip(tp[1], tg[1])):
                 return True
+    if _unnamed_equation_against_value(p, g):
+        return False  # 2x = x' against x': math-verify would compare x' with its right side
     for a, b in ((p, g), (pred, gold)) if (p, g) != (pred, gold) else ((p, g),):
         if _math_verify_equal(a, b):
             return not _dropped_a_variable(p, g)
     return _sympy_equal(p, g)
+
+
+_NAME = regex.compile(
+    r"^\\?[A-Za-z]+(?:_\{?[A-Za-z0-9,]+\}?)?(?:\^\{?[A-Za-z0-9*']+\}?)?'*(?:\([^()]*\))?$"
+)
+
+
+def _unnamed_equation_against_value(p: str, g: str) -> bool:
+    """True when exactly one side is an equation and its left-hand side is not a name (``v_0``,
+    ``f(2)``, ``x'``): math-verify then matches the other side against the equation's right-hand
+    side, which is only the stated result when the left names it."""
+    ep, eg = split_equation(p), split_equation(g)
+    if bool(ep) == bool(eg):
+        return False
+    return not _NAME.match((ep or eg)[0].strip())
 
 
 def equivalent(pred: str, ground_truth: Any, policy: NumericPolicy | None = None) -> bool:

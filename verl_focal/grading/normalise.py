@@ -3,12 +3,15 @@ r"""Text normalisation of one answer string, before any maths is done on it.
 Each step rewrites a notation into the one math-verify and our numeric parser read, and never
 changes the value an answer denotes:
 
+* :func:`~verl_focal.grading.unicode.normalise_unicode` -- Unicode forms (fullwidth ``４２``, ``√2``,
+  ``½``, ``×``, ``·``) as ASCII/LaTeX, before any other step;
 * :func:`strip_wrappers` -- ``$``, ``\displaystyle``, ``\left``/``\right``, ``\textbf{}``,
   ``\mathbf{}``, ``\boxed{}`` and a ``\text{}``/``\mathrm{}`` spanning the whole answer;
 * :func:`code_to_latex` -- answers written as code (``np.arcsin(10/13)``, ``2**0.5``);
 * :func:`normalise_literals` -- digit grouping (``1,000``, ``1\,000``), ``-1./3``, ``.5``,
   scientific notation (``1.24e-8`` -> ``1.24\times10^{-8}``);
 * :func:`unbrace_scripts` -- ``E_{1}`` -> ``E_1``, ``x^{2}`` -> ``x^2`` (one-character scripts);
+* :func:`primes_as_marks` -- ``x^{\prime}``, ``x^\prime``, ``x^{\prime\prime}`` -> ``x'``, ``x''``;
 * :func:`gold_alternatives` -- a reference that lists several accepted forms.
 """
 
@@ -19,6 +22,8 @@ import functools
 from typing import Any
 
 import regex
+
+from verl_focal.grading.unicode import normalise_unicode
 
 _SPACING = regex.compile(r"\\[,;:! ]|\\q?quad\b|~|\s+")
 _DOLLAR = regex.compile(r"\$")
@@ -38,6 +43,9 @@ _POWER_NO_BRACE = regex.compile(r"10\^\s*([+-]?\d+)")
 _POWER_PAREN = regex.compile(r"10\^\s*\(\s*([+-]?\d+)\s*\)")
 _ONE_CHAR_SCRIPT = regex.compile(r"([_^])\{\s*([A-Za-z0-9])\s*\}")
 _CIRC_BRACED = regex.compile(r"\^\s*\{\s*\\circ\s*\}")
+# ^{\prime}, ^\prime, ^{\prime\prime}, ^{''}, ^' and a bare \prime: one or more prime marks
+_PRIME_SCRIPT = regex.compile(r"\^\s*(?:\{\s*((?:(?:\\prime(?![A-Za-z])|')\s*)+)\}|(\\prime(?![A-Za-z])|'))")
+_BARE_PRIME = regex.compile(r"\\prime(?![A-Za-z])")
 _ANSWER_PREFIX = regex.compile(
     r"^(?:\\text\s*\{\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*:?\s*\}?\s*", flags=regex.IGNORECASE
 )
@@ -176,12 +184,29 @@ def unbrace_scripts(s: str) -> str:
     return _ONE_CHAR_SCRIPT.sub(r"\1\2", s)
 
 
+def primes_as_marks(s: str) -> str:
+    r"""Every way of writing a prime as the ASCII mark: ``x^{\prime}``, ``x^\prime``, ``x^{'}`` ->
+    ``x'``; ``x^{\prime\prime}``, ``x^{\prime \prime}`` -> ``x''`` (``′``/``″`` are rewritten by
+    :func:`~verl_focal.grading.unicode.normalise_unicode`)."""
+    if "prime" not in s and "^" not in s:
+        return s
+
+    def marks(m: regex.Match) -> str:
+        body = m.group(1) if m.group(1) is not None else m.group(2)
+        return "'" * (body.count("\\prime") + body.count("'"))
+
+    s = _PRIME_SCRIPT.sub(marks, s)
+    return _BARE_PRIME.sub("'", s)
+
+
 def normalise(s: str) -> str:
-    """All the steps above, in order: wrappers, code, literals, scripts."""
-    s = strip_wrappers(str(s))
+    """All the steps above, in order: Unicode, wrappers, code, literals, scripts, primes."""
+    s = normalise_unicode(str(s))
+    s = strip_wrappers(s)
     s = code_to_latex(s)
     s = normalise_literals(s)
     s = unbrace_scripts(s)
+    s = primes_as_marks(s)
     return s.strip()
 
 

@@ -7,13 +7,18 @@ What counts as a unit is deliberately narrow, so that a symbolic factor is never
   each optionally raised to an integer power (``\text{cm}^{-3}``);
 * degree marks: ``^\circ``, ``^{\circ}``, ``\circ``, ``°``, ``\degree`` (optionally followed by a
   scale letter, ``^\circ C``);
+* arcminute and arcsecond marks after a number: ``'`` and ``''`` (also ``^{\prime}``,
+  ``^{\prime\prime}``, ``′``, ``″``, which :func:`~verl_focal.grading.normalise.normalise` writes as
+  ``'``/``''``): ``0.003''`` is 0.003 arcseconds.  After a letter a mark is a prime, not a unit
+  (``x'`` is a different variable from ``x``);
 * a common unit symbol or unit word (:data:`UNIT_WORDS`, with SI prefixes) written as bare letters,
   but only when a space or LaTeX space separates it from the number: ``5\ m`` is five metres,
   ``5m`` is a product and is left alone.
 
 The policy (:func:`units_compatible`): a unit present on one side only is dropped; when both sides
 carry one the two must be the same unit after removing markup and spacing -- no conversion is
-attempted, so ``5 cm`` against ``5 m`` (or ``500 cm``) is wrong.
+attempted, so ``5 cm`` against ``5 m`` (or ``500 cm``) is wrong.  Degrees, arcminutes and
+arcseconds are three units: ``30^\circ`` against ``30'`` is wrong, ``30'`` against ``30`` is right.
 """
 
 from __future__ import annotations
@@ -37,16 +42,19 @@ UNIT_WORDS = frozenset({p + b for p in _PREFIXES for b in _SI} | set(_OTHER))
 
 _MARKUP = r"\\(?:text|mathrm|textrm|mbox|rm|operatorname|textnormal|textup|mathit)\s*\{(?:[^{}]|\{[^{}]*\})*\}"
 _DEGREE = r"(?:\^\s*\\circ|\^\s*\{\s*\\circ\s*\}|\\circ|°|\\degree)"
+_ARC = r"(?:'{1,2}|\^\s*\{?\s*\\prime(?:\s*\\prime)?\s*\}?)"
 _SCRIPT = r"(?:\^\s*(?:\{\s*[+-]?\s*\d+\s*\}|[+-]?\d))"
 _GREEK_UNIT = r"(?:\\mu|\\Omega|\\AA|\\ohm)"
 _ATOM_END = regex.compile(
-    rf"(?:{_MARKUP}{_SCRIPT}?|{_DEGREE}|{_GREEK_UNIT}[A-Za-z]*{_SCRIPT}?|(?<![A-Za-z\\])([A-Za-z]+){_SCRIPT}?)$"
+    rf"(?:{_MARKUP}{_SCRIPT}?|{_DEGREE}|(?<=[\d.}}]\s*){_ARC}|{_GREEK_UNIT}[A-Za-z]*{_SCRIPT}?|(?<![A-Za-z\\])([A-Za-z]+){_SCRIPT}?)$"
 )
 _SEP_END = regex.compile(r"(?:\s+|\\[,;:! ]|~|/|\\cdot|\*)$")
 _SPACE_BEFORE = regex.compile(r"(?:\s|\\[,;:! ]|~)$")
 _KEY_DROP = regex.compile(r"\\(?:text|mathrm|textrm|mbox|rm|operatorname|textnormal|textup|mathit)\s*|[{}]")
 _KEY_SPACE = regex.compile(r"(?:\s|~|\\[,;:! ])+")
 _KEY_DEGREE = regex.compile(r"\^?\s*\\circ|\\degree|degrees?|deg(?![a-z])")
+_KEY_ARCSEC = regex.compile(r"''|\^\s*\{?\s*\\prime\s*\\prime\s*\}?")
+_KEY_ARCMIN = regex.compile(r"'|\^\s*\{?\s*\\prime\s*\}?")
 
 
 def split_quantity(text: str) -> tuple[Number, str | None] | None:
@@ -112,9 +120,11 @@ def split_marked_unit(text: str) -> tuple[str, str] | None:
 
 
 def unit_key(unit: str) -> str:
-    r"""A unit without markup, spacing collapsed to one blank, degree marks as ``°``:
+    r"""A unit without markup, spacing collapsed to one blank, degree marks as ``°``, arcminute and
+    arcsecond marks as ``′`` and ``″``:
     ``\,\text{m}\cdot\text{s}^{-1}`` -> ``m\cdot s^-1``."""
     s = _KEY_DEGREE.sub("°", unit)
+    s = _KEY_ARCMIN.sub("′", _KEY_ARCSEC.sub("″", s))
     s = _KEY_DROP.sub("", s)
     s = s.replace("\\mu", "µ").replace("\\Omega", "Ω")
     s = _KEY_SPACE.sub(" ", s).strip()

@@ -19,11 +19,21 @@ import numpy as np
 from verl_focal.config.schema import AlgorithmSettings
 from verl_focal.core.groups import group_ids
 from verl_focal.integration.context import AdvantageContext
-from verl_focal.partition.batch import TEXT_FREE_PARTITIONERS, partition_rows, row_groups, rows_to_partition
+from verl_focal.partition.batch import (
+    TEXT_FREE_PARTITIONERS,
+    group_source,
+    partition_rows,
+    row_groups,
+    rows_to_partition,
+)
 from verl_focal.partition.factory import partitioner_for
 from verl_focal.partition.signatures import SIG_KEY
 
-__all__ = ["CUE_NEEDS", "cue_needs", "prefetch_cue", "prepare_cue"]
+__all__ = ["CUE_NEEDS", "PREFETCHED_SIG", "cue_needs", "prefetch_cue", "prepare_cue"]
+
+#: ``AdvantageContext.extras`` key: cue signatures that :func:`prefetch_cue` extracted from the text
+#: of the rows to partition (None elsewhere); :func:`prepare_cue` only clusters them
+PREFETCHED_SIG = "cue_sig:prefetched"
 
 #: every field the cue estimators can use; :func:`cue_needs` narrows it down per config
 CUE_NEEDS = frozenset({"acc", SIG_KEY, "responses", "problems"})
@@ -52,21 +62,40 @@ def _rows_by_acc(ctx: AdvantageContext) -> tuple[np.ndarray, np.ndarray]:
 
 
 def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
-    """Start the judge's requests for this step early (the v1 hook calls this before the
-    old-log-prob pass).  :func:`prepare_cue` later sends the same groups and joins the
-    requests still in flight, or finds the answers cached.  Other partitioners are fast
-    and need no prefetch."""
+    """Start this step's slow group-level work early (the v1 hook calls this in the background,
+    during the old-log-prob pass).
+
+    * judge: send the requests; :func:`prepare_cue` later sends the same groups and joins the
+      requests still in flight, or finds the answers cached;
+    * a partitioner that clusters signatures it extracts from text (``strategy_cue``): extract the
+      cue signatures of the rows to partition now (:data:`PREFETCHED_SIG`), so that only the
+      clustering is left for the advantage step.  Rows whose reward-side ``cue_sig`` will be used are
+      not read.
+    """
     cue = settings.cue
-    if cue.partitioner != "judge" or cue.uniform_boost != 1.0 or ctx.acc is None or ctx.responses is None:
+    if cue.uniform_boost != 1.0 or ctx.acc is None or ctx.responses is None:
         return
     part = partitioner_for(cue)
-    if not hasattr(part, "prefetch"):
-        return
     gid, rows = _rows_by_acc(ctx)
     groups = row_groups(gid, np.flatnonzero(rows))
-    if groups and groups[0].size:
-        problems = ctx.problems
-        part.prefetch([(None if problems is None else problems[g[0]], [ctx.responses[i] for i in g]) for g in groups])
+    if not groups or not groups[0].size:
+        return
+    if cue.partitioner == "judge":
+        if hasattr(part, "prefetch"):
+            problems = ctx.problems
+            part.prefetch([(None if problems is None else problems[g[0]], [ctx.responses[i] for i in g])
+                           for g in groups])
+        return
+    if not hasattr(part, "signatures"):
+        return
+    reward_sigs = ctx.extras.get(SIG_KEY)
+    out = np.full(len(ctx), None, dtype=object)
+    for g in groups:
+        g_sigs = None if reward_sigs is None else [reward_sigs[i] for i in g]
+        if group_source(part, cue, g_sigs, True) != "text":
+            continue  # clustered from the reward's signatures, or not from text at all
+        out[g] = part.signatures([ctx.responses[i] for i in g])
+    ctx.extras[PREFETCHED_SIG] = out
 
 
 def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
@@ -79,7 +108,8 @@ def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
         return
     gid, rows = _rows_by_acc(ctx)
     labels, metrics = partition_rows(
-        partitioner_for(cue), cue, gid, rows, ctx.responses, ctx.problems, ctx.extras.get(SIG_KEY)
+        partitioner_for(cue), cue, gid, rows, ctx.responses, ctx.problems, ctx.extras.get(SIG_KEY),
+        prefetched=ctx.extras.get(PREFETCHED_SIG),
     )
     ctx.cluster_labels = labels
     ctx.metrics.update(metrics)

@@ -66,6 +66,52 @@ def _acc_key(algorithm_config: Any) -> str:
     return focal.get("acc_key", "acc") if hasattr(focal, "get") else "acc"
 
 
+class _LogProbTap:
+    """Stands in for the ``transfer_queue`` module inside verl's ``_compute_old_log_prob`` (v1).
+
+    Every call passes through.  What that pass writes as ``old_log_probs`` is reduced on the spot to
+    each row's sequence log-prob and token count (:func:`~verl_focal.integration.rows.sequence_log_prob_columns`),
+    with the ``response_mask`` that the same pass reads: the advantage step then needs no read-back.  In
+    verl's bypass mode the pass reads no ``response_mask``; :meth:`columns` is then None and the hook
+    reads the columns back as before.
+    """
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self._mask = None
+        self._log_probs = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def kv_batch_get(self, *args: Any, **kwargs: Any):
+        out = self.real.kv_batch_get(*args, **kwargs)
+        try:
+            if "response_mask" in out.keys():
+                self._mask = out["response_mask"]
+        except Exception:  # noqa: BLE001 - not a TensorDict: nothing to keep
+            pass
+        return out
+
+    def kv_batch_put(self, *args: Any, **kwargs: Any):
+        fields = kwargs.get("fields", args[2] if len(args) > 2 else None)
+        try:
+            if fields is not None and "old_log_probs" in fields.keys():
+                self._log_probs = fields["old_log_probs"]
+        except Exception:  # noqa: BLE001
+            pass
+        return self.real.kv_batch_put(*args, **kwargs)
+
+    def columns(self) -> dict[str, np.ndarray] | None:
+        if self._log_probs is None or self._mask is None:
+            return None
+        try:
+            return sequence_log_prob_columns(self._log_probs, self._mask)
+        except Exception as e:  # noqa: BLE001 - an optimisation: the hook reads them back instead
+            logger.warning("verl-focal: could not reduce old_log_probs in the pass (%s); reading them back", e)
+            return None
+
+
 class FocalHookMixin:
     """Mixin for a verl v1 ``PPOTrainer`` subclass; see the module docstring."""
 
@@ -111,7 +157,12 @@ class FocalHookMixin:
         problems = [last_user_text(p) for p in as_list(data["raw_prompt"])] if "problems" in needs else None
         del data
         old_lp = None
-        if OLD_LOG_PROBS in needs:  # written by _compute_old_log_prob: fetched at advantage time, never in prefetch
+        read_back = False
+        tapped = getattr(self, "_focal_old_lp", None)
+        if OLD_LOG_PROBS in needs and tapped is not None and tapped[:2] == (tuple(batch.keys), batch.partition_id):
+            old_lp = tapped[2]  # reduced while verl's old-log-prob pass wrote them: nothing to read back
+        elif OLD_LOG_PROBS in needs:
+            read_back = True  # written by _compute_old_log_prob: fetched at advantage time, never in prefetch
             try:
                 lp = tq.kv_batch_get(
                     keys=batch.keys, partition_id=batch.partition_id, select_fields=["old_log_probs", "response_mask"]
@@ -123,6 +174,8 @@ class FocalHookMixin:
             uids, needs, infos, problems=problems, acc_key=acc_key, source="v1-transferqueue", old_log_probs=old_lp
         )
         ctx.metrics["verl_focal/fetch_s"] = time.perf_counter() - t0
+        if OLD_LOG_PROBS in needs:
+            ctx.metrics["verl_focal/old_log_probs_read_back"] = float(read_back)
         if "responses" in needs:
             keys, partition_id = list(batch.keys), batch.partition_id
 
@@ -177,7 +230,25 @@ class FocalHookMixin:
 
     def _compute_old_log_prob(self, batch, metrics: dict):
         self._focal_prefetch(batch)
-        return super()._compute_old_log_prob(batch, metrics)
+        self._focal_old_lp = None
+        cached = getattr(self, "_focal_prefetched", None)
+        step = cached[4] if cached is not None else None
+        if step is None or OLD_LOG_PROBS not in step.needs:
+            return super()._compute_old_log_prob(batch, metrics)
+        # unlikely_grpo: reduce old_log_probs to one number per row where verl's pass writes them,
+        # instead of reading them back from TransferQueue at advantage time (docs/methods.md §10)
+        from verl.trainer.ppo.v1 import trainer_base
+
+        tap = _LogProbTap(trainer_base.tq)
+        trainer_base.tq = tap
+        try:
+            out = super()._compute_old_log_prob(batch, metrics)
+        finally:
+            trainer_base.tq = tap.real
+        columns = tap.columns()
+        if columns is not None:
+            self._focal_old_lp = (tuple(batch.keys), batch.partition_id, columns)
+        return out
 
     def _focal_context_for(self, batch, spec) -> tuple[AdvantageStep, AdvantageContext]:
         """The step (parsed at the old-log-prob pass when it ran for these rows) and its context."""

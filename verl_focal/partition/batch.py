@@ -97,6 +97,7 @@ def partition_rows(
     responses: Sequence[str] | None,
     problems: Sequence[str] | None,
     sigs: Sequence[Any] | None,
+    prefetched: Sequence[Any] | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Cluster ids for the rows selected by boolean ``rows``, group by group.
 
@@ -107,18 +108,24 @@ def partition_rows(
         rows: (bs,) bool, the rows to partition (usually :func:`rows_to_partition`).
         responses, problems: (bs,) decoded response / problem text, or None.
         sigs: (bs,) ``cue_sig`` reward extra, or None.
+        prefetched: (bs,) signatures already extracted from the text of some rows (the hook's
+            background prefetch), None elsewhere; a text group whose rows all have one is clustered
+            from them with the same result as from its texts (``partition = partition_signatures ∘
+            signatures``) and still counts as a text group.
 
     Returns:
         ``(labels, metrics)``: labels (bs,) int64, a group's selected rows labelled together
         in row order, −1 outside ``rows``; metrics ``cue/partition_time_s``,
-        ``cue/groups_from_signatures``, ``cue/groups_from_text`` and the partitioner's own.
+        ``cue/groups_from_signatures``, ``cue/groups_from_text`` (of which ``cue/groups_prefetched``
+        had their signatures extracted in the prefetch) and the partitioner's own.
     """
     labels = np.full(len(gid), -1, dtype=np.int64)
     idx = np.flatnonzero(rows)
     if idx.size == 0:  # nothing to partition this step: same metric keys as any other step
-        return labels, {"cue/partition_time_s": 0.0, "cue/groups_from_signatures": 0.0, "cue/groups_from_text": 0.0}
+        return labels, {"cue/partition_time_s": 0.0, "cue/groups_from_signatures": 0.0, "cue/groups_from_text": 0.0,
+                        "cue/groups_prefetched": 0.0}
     text_groups: list[np.ndarray] = []
-    n_sig = 0
+    n_sig = n_pre = 0
     t0 = time.perf_counter()
     for g_rows in row_groups(gid, idx):
         g_sigs = None if sigs is None else [sigs[i] for i in g_rows]
@@ -131,6 +138,9 @@ def partition_rows(
         elif source == "sanitised":
             labels[g_rows] = part.partition_signatures(sanitised_signatures(part, g_sigs))
             n_sig += 1
+        elif prefetched is not None and all(prefetched[i] is not None for i in g_rows):
+            labels[g_rows] = part.partition_signatures([prefetched[i] for i in g_rows])
+            n_pre += 1
         else:
             text_groups.append(g_rows)
     if text_groups:
@@ -144,7 +154,8 @@ def partition_rows(
     metrics = {
         "cue/partition_time_s": time.perf_counter() - t0,
         "cue/groups_from_signatures": float(n_sig),
-        "cue/groups_from_text": float(len(text_groups)),
+        "cue/groups_from_text": float(len(text_groups) + n_pre),
+        "cue/groups_prefetched": float(n_pre),
     }
     metrics.update({k: float(v) for k, v in part.pop_metrics().items()})
     return labels, metrics

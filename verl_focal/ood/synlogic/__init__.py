@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from verl_focal.ood import json_object
-from verl_focal.ood.synlogic._common import answer_text
+from verl_focal.ood.synlogic._common import answer_text, explicit_empty_answer
 
 # SynLogic task name -> module under verl_focal.ood.synlogic.  "mathador" is Game of 24 with
 # another target (the authors verify it with the same verifier).
@@ -132,17 +132,19 @@ def parse_ground_truth(ground_truth: Any, data_source: str | None = None) -> tup
 def score(solution_str: str, ground_truth: Any, data_source: str | None = None) -> tuple[float, str]:
     """(acc, pred) for one response: 1.0 when the task's verifier accepts the answer.
 
-    A verifier that raises on a response scores it 0 (malformed answers are the model's fault);
+    An empty answer text scores 0, except an explicitly empty ``<answer></answer>`` for a task whose
+    prompt asks for an empty answer in some case (``ACCEPTS_EMPTY_ANSWER``: a dyck trace without
+    errors).  A verifier that raises on a response scores it 0 (malformed answers are the model's fault);
     a malformed ground truth or unknown task raises :class:`SynLogicGroundTruthError`.
     """
     task, answer, meta = parse_ground_truth(ground_truth, data_source)
     check_gold(task, answer, meta)
-    verify = verifier_module(task).verify
+    mod = verifier_module(task)
     text = answer_text(solution_str)
-    if not text:
+    if not text and not (getattr(mod, "ACCEPTS_EMPTY_ANSWER", False) and explicit_empty_answer(solution_str)):
         return 0.0, ""
     try:
-        ok, pred = verify(text, answer, meta)
+        ok, pred = mod.verify(text, answer, meta)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError,
             OverflowError, RecursionError, MemoryError):
         return 0.0, ""

@@ -40,6 +40,32 @@ def answer_text(solution_str: str) -> str:
     return text.strip()[-MAX_ANSWER_CHARS:]
 
 
+def explicit_empty_answer(solution_str: str) -> bool:
+    """True when the response's answer is given and empty: its last ``<answer>...</answer>``
+    (after the last ``</think>``) holds nothing but blanks.  A response without an answer tag is
+    not an empty answer, it is no answer."""
+    if "</think>" in solution_str:
+        text = solution_str.rsplit("</think>", 1)[1]
+    elif "<think>" in solution_str:
+        return False
+    else:
+        text = solution_str
+    tags = _ANSWER_TAG.findall(text[-4 * MAX_ANSWER_CHARS:])
+    return bool(tags) and not tags[-1].strip()
+
+
+_QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u300c": "\u300d", "`": "`"}
+
+
+def unquote(s: str) -> str:
+    """``s`` without one pair of enclosing quotes (``"3,7"``, ``'3,7'``, curly or corner quotes, a
+    backtick pair); ``""`` gives the empty string."""
+    s = s.strip()
+    if len(s) >= 2 and s[0] in _QUOTES and s[-1] == _QUOTES[s[0]]:
+        return s[1:-1].strip()
+    return s
+
+
 def boxed(text: str) -> str | None:
     r"""Content of the last ``\boxed{...}`` (braces balanced), stripped; None when absent."""
     b = last_boxed(text)
