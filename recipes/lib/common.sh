@@ -70,11 +70,14 @@ _default_python() {
     fi
 }
 
-# Refuse, in one line, an interpreter that cannot import verl_focal (checked without importing it).
+# Refuse, in one line, an interpreter without verl-focal and its dependencies (found, not imported: fast).
 _check_python() {
     command -v "$PYTHON" >/dev/null 2>&1 || _recipe_die "PYTHON=$PYTHON: no such interpreter; set PYTHON to the python that has verl-focal installed"
-    "$PYTHON" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("verl_focal") is None)' 2>/dev/null ||
-        _recipe_die "$PYTHON cannot import verl_focal: run 'make demo' (or 'make install') in the checkout first, then 'source .venv/bin/activate', or set PYTHON=/path/to/venv/bin/python"
+    local missing
+    missing="$("$PYTHON" -c 'import importlib.util as u; print(" ".join(m for m in ("verl_focal", "verl", "hydra") if u.find_spec(m) is None))' 2>/dev/null)" ||
+        missing="verl_focal"
+    [[ -z "$missing" ]] ||
+        _recipe_die "$PYTHON cannot import ${missing// /, }: run 'make demo' (or 'make install') in the checkout first, then 'source .venv/bin/activate', or set PYTHON=/path/to/venv/bin/python"
 }
 
 # Model presets: tag (used in file and run names), response length, extra overrides.

@@ -497,3 +497,22 @@ def test_check_with_an_unreachable_judge_is_failed_and_never_passed(capsys):
     got = capsys.readouterr()
     assert "passed" not in got.out + got.err and "OK" not in got.out
     assert "verl-focal check FAILED:" in got.err and "unreachable" in got.err
+
+
+def test_recipes_refuse_a_python_without_verl_focal_in_one_line(tmp_path):
+    """Unset PYTHON: the active virtualenv's python is used; one that lacks our dependencies is refused."""
+    from pathlib import Path
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    fake = venv / "bin" / "python"
+    fake.write_text("#!/bin/sh\necho verl hydra\n")  # what the helper's find_spec probe prints when both are missing
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "VIRTUAL_ENV")}
+    env["VIRTUAL_ENV"] = str(venv)
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "deepscaler" / "f_grpo.sh"
+    proc = subprocess.run(["bash", str(recipe), "--dry-run"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"recipe f_grpo: error: {fake} cannot import verl, hydra: run 'make demo' (or 'make install') in the "
+        "checkout first, then 'source .venv/bin/activate', or set PYTHON=/path/to/venv/bin/python")
