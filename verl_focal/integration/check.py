@@ -67,7 +67,9 @@ def _parse_probe(proc_stdout: str, returncode: int, stderr: str) -> dict:
     for line in proc_stdout.splitlines():
         if line.startswith("VERL_FOCAL_PROBE "):
             return json.loads(line[len("VERL_FOCAL_PROBE ") :])
-    return {"ok": False, "problems": [f"probe process exited {returncode}: {stderr.strip()[-2000:]}"]}
+    last = [ln.strip() for ln in stderr.splitlines() if ln.strip()][-1:] or ["no output"]
+    return {"ok": False, "problems": [f"the fresh `import verl` process exited {returncode}: {last[0][-500:]} "
+                                      f"(run `python -c 'import verl'` to see the whole error)"]}
 
 
 def probe_fresh_process(timeout: float = 300.0) -> dict:
