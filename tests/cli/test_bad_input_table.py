@@ -319,6 +319,13 @@ def test_a_mixed_run_is_scored_and_the_rows_left_out_are_counted(tmp_path, monke
                  "--iterations", "10"]) == 0
     err = capsys.readouterr().err
     assert "run a: left out 1 of 7 line(s)" in err and "scored_mixed.jsonl line 7: lacks 'acc'/'score'" in err
+    # a file in --runs that is not a run is named, not skipped silently
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "a.jsonl").write_text(scored)
+    (runs / "b.parquet").write_bytes(b"PAR1")
+    assert main(["eval", "report", "--runs", str(runs), "--out-dir", str(tmp_path / "o3"), "--iterations", "10"]) == 0
+    assert f"--runs {runs}: not a run, left out: b.parquet" in capsys.readouterr().err
     assert next(csv.DictReader(open(tmp_path / "o2" / "results.csv")))["pass@1"] == row["pass@1"]
 
 

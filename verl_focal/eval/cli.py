@@ -173,6 +173,7 @@ def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
         if not d.is_dir():
             what = "not a folder" if d.exists() else "no such folder"
             raise InputError(f"--runs {d}: {what}; give the folder holding <run>.jsonl files or <run>/ folders")
+        ignored = []
         for entry in sorted(d.iterdir()):
             if entry.name.startswith(".") or entry.name.endswith(".meta.json") or entry.resolve() == skip:
                 continue
@@ -180,6 +181,12 @@ def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
                 out[entry.stem] = [entry]
             elif entry.is_dir():
                 out[entry.name] = _run_files(entry, step)
+            else:
+                ignored.append(entry.name)
+        if ignored:  # said, not silently skipped: a run may have been saved in another format
+            print(f"--runs {d}: not a run, left out: {', '.join(ignored[:5])}"
+                  f"{f' and {len(ignored) - 5} more' if len(ignored) > 5 else ''} (a run is <run>.jsonl or <run>/)",
+                  file=sys.stderr)
     for spec in explicit:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
