@@ -491,6 +491,9 @@ def test_check_summary_fits_a_screen_and_only_the_fresh_process_imports_verl():
     assert summary.startswith("verl-focal check: OK\n") and len(summary.splitlines()) <= 40
     assert "checked plugin: `import verl` (verl " in summary and "loaded verl_focal.plugin" in summary
     assert "checked config: algorithm.adv_estimator=f_grpo" in summary
+    # which of verl's compute_advantage bindings carry the hook (docs/compatibility.md)
+    assert "verl.experimental.separation.ray_trainer (hooked)" in summary
+    assert "verl.trainer.ppo.ray_trainer (hooked by our legacy TaskRunner at start-up)" in summary
     assert "  focal:\n    gamma: 0.5" in summary and "  cue:" not in summary  # only the sections f_grpo reads
     assert "passed successfully" not in out  # verl's own status line is not ours to print
     assert "actor_rollout_ref:" in out.split("resolved config:")[1]  # --verbose: the whole config

@@ -136,6 +136,23 @@ def _worth_reporting(w: warnings.WarningMessage) -> bool:
     return "engine is not available" not in str(w.message)
 
 
+def _bindings_line() -> str:
+    """Which of verl's ``compute_advantage`` bindings carry our hook in a process that imported verl's
+    trainers (docs/compatibility.md): the separated trainers' is hooked on import by the plugin, the
+    legacy trainer's by our entry point's TaskRunner when it starts."""
+    from verl_focal.integration.dataproto_hook import hooked_bindings
+
+    parts = []
+    for module, hooked in hooked_bindings().items():
+        if hooked:
+            parts.append(f"{module} (hooked)")
+        elif module == "verl.trainer.ppo.ray_trainer":
+            parts.append(f"{module} (hooked by our legacy TaskRunner at start-up)")
+        else:
+            parts.append(f"{module} (NOT hooked)")
+    return "hook: v1 trainer modes focal_*; compute_advantage bindings " + "; ".join(parts)
+
+
 def _sections_used(estimator: str) -> set[str]:
     """Our ``algorithm.*`` sections that ``estimator`` reads."""
     name = estimator.removeprefix("verl_focal.")
@@ -185,6 +202,7 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
     if sections is None:
         return out
     est = str(config.algorithm.adv_estimator)
+    out["checked"].append(_bindings_line())
     used = _sections_used(est)
     ours = ", ".join(f"algorithm.{s}" for s in sorted(used)) or "none used"
     out["checked"].append(f"config: algorithm.adv_estimator={est}; our sections ({ours}) and verl's validate_config")
