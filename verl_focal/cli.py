@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 # name -> (module path, one-line help)
@@ -40,11 +41,37 @@ def _versions() -> str:
     return f"verl-focal {v('verl-focal')} (verl {v('verl')}, torch {v('torch')}, ray {v('ray')})"
 
 
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
+
+
+def with_suggestion(message: str) -> str:
+    """argparse's "invalid choice" message with a did-you-mean for the closest choice.
+
+    >>> with_suggestion("argument command: invalid choice: 'chek' (choose from 'check', 'cues')")
+    "unknown command: 'chek' (did you mean 'check'?); choose from check, cues"
+    >>> with_suggestion("argument --backend: invalid choice: 'vlm' (choose from 'vllm', 'sglang')")
+    "argument --backend: invalid choice: 'vlm' (did you mean 'vllm'?); choose from vllm, sglang"
+    """
+    from verl_focal.config.errors import did_you_mean
+
+    m = _INVALID_CHOICE.search(message)
+    if not m:
+        return message
+    choices = [c.strip().strip("'") for c in m.group("choices").split(",")]
+    hint = did_you_mean(m.group("value"), choices)
+    head = message[: m.start()]
+    what = "invalid choice"
+    if re.fullmatch(r"argument (command|\{[^}]*\}): ", head):  # a (nested) sub-command
+        head, what = "", "unknown command"
+    return f"{head}{what}: {m.group('value')!r}{hint}; choose from {', '.join(choices)}{message[m.end():]}"
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error in one line (the full usage stays under -h)."""
+    """argparse, with a usage error in one line (the full usage stays under -h) and a did-you-mean for a
+    mistyped choice (sub-command or option value)."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+        self.exit(2, f"{self.prog}: error: {with_suggestion(message)} (see {self.prog} -h)\n")
 
 
 def _top_parser() -> argparse.ArgumentParser:
@@ -53,7 +80,8 @@ def _top_parser() -> argparse.ArgumentParser:
         description="Focal and rarity-aware advantage estimators for verl.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="commands:\n" + "\n".join(f"  {k:<11} {v[1]}" for k, v in COMMANDS.items())
-        + "\n\nuser errors print one line and exit 2; add --debug (or set VERL_FOCAL_DEBUG=1) for the traceback",
+        + "\n\nuser errors print one line and exit 2; add --debug (or set VERL_FOCAL_DEBUG=1) for the traceback"
+        + "\noutput folders are --out-dir DIR, single output files --out FILE; ranges are LO-HI (e.g. --seeds 0-23)",
     )
     p.add_argument("--version", action="version", version=_versions(),
                    help="print the versions of verl-focal, verl, torch and ray, and exit")
@@ -109,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(sub_run(name, args) or 0)
     except UserError as e:
         return report_user_error(prog, e, debug=debug)
+    except OSError as e:  # a path the user gave that cannot be read or written: name it, no traceback
+        if not e.filename:
+            raise
+        where = f"{e.filename}" + (f" -> {e.filename2}" if e.filename2 else "")
+        err = UserError(f"{where}: {e.strerror or e}; check the path (and its permissions)")
+        return report_user_error(prog, err.with_traceback(e.__traceback__), debug=debug)
     except SystemExit as e:  # a module's `raise SystemExit("message")` is a user error too
         if isinstance(e.code, str):
             err = UserError(e.code.removeprefix(prog + ": ").removeprefix(f"verl-focal {name}: "))

@@ -6,8 +6,9 @@ is needed), validates our sections and verl's config *before* Ray starts, then
 calls verl's own ``run_ppo`` with our TaskRunner (v1 or legacy, by
 ``trainer.use_v1``).
 
-``--dry-run`` prints the fully resolved config as YAML and exits 0 without
-starting anything::
+``--dry-run`` runs the same checks, refuses local data files and model folders that do
+not exist (hub names such as ``Qwen/Qwen2.5-7B`` are not checked: it runs offline), prints
+the fully resolved config as YAML and exits 0 without starting anything::
 
     python -m verl_focal.main_ppo --dry-run algorithm.focal.gamma=1.0 data.train_batch_size=256
 
@@ -56,14 +57,29 @@ _DEBUG = False
 
 
 def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
+    """Validate everything a run would check before Ray, and the local input paths; print the config.
+
+    On a refusal only the error is printed: verl's "[validate_config] All configuration checks passed"
+    line is dropped and warnings are shown only when the dry run succeeds.
+    """
     import contextlib
+    import io
+    import warnings
+
+    from verl_focal.integration.preflight import check_local_paths
+    from verl_focal.integration.versions import warn_on_version_mismatch
 
     config = compose_config(overrides, trainer=trainer)
-    with contextlib.redirect_stdout(sys.stderr):  # verl's validate_config prints; stdout stays pure YAML
+    printed = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
         validate_all(config)
-        from verl_focal.integration.versions import warn_on_version_mismatch
-
+        check_local_paths(config)  # data files and model folders that a run would read (hub names: not checked)
         warn_on_version_mismatch()
+    for line in printed.getvalue().splitlines():  # stdout stays pure YAML
+        if line.strip() and not line.startswith("[validate_config]"):
+            print(line, file=sys.stderr)
+    for w in caught:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     print(OmegaConf.to_yaml(config, resolve=True), end="")
     return 0
 

@@ -32,7 +32,9 @@
 #                                                                         while the file is absent]
 #   EXP_NAME           experiment name                                   [<recipe>_<model tag>_n<N>]
 #   CKPT_ROOT          checkpoints go to $CKPT_ROOT/$EXP_NAME            [~/checkpoints/verl_focal]
-#   PYTHON             interpreter with verl-focal installed             [python3]
+#   PYTHON             interpreter with verl-focal installed             [the active virtualenv's python,
+#                                                                         else this checkout's .venv/bin/python
+#                                                                         (what `make demo` builds), else python3]
 #
 # Flags (anywhere on the command line; everything else is a Hydra override appended last):
 #   --with OVERRIDE    a recipe-level delta from a wrapper script (e.g. f_grpo.sh over grpo.sh):
@@ -55,6 +57,28 @@ _recipe_die() {
 }
 
 _is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
+
+# The interpreter: $PYTHON if set, else the active virtualenv, else this checkout's .venv, else python3.
+_default_python() {
+    local repo_venv="${RECIPES_LIB}/../../.venv/bin/python"
+    if [[ -n "${VIRTUAL_ENV:-}" && -x "$VIRTUAL_ENV/bin/python" ]]; then
+        echo "$VIRTUAL_ENV/bin/python"
+    elif [[ -x "$repo_venv" ]]; then
+        (cd "$(dirname "$repo_venv")" && echo "$(pwd)/python")
+    else
+        echo python3
+    fi
+}
+
+# Refuse, in one line, an interpreter without verl-focal and its dependencies (found, not imported: fast).
+_check_python() {
+    command -v "$PYTHON" >/dev/null 2>&1 || _recipe_die "PYTHON=$PYTHON: no such interpreter; set PYTHON to the python that has verl-focal installed"
+    local missing
+    missing="$("$PYTHON" -c 'import importlib.util as u; print(" ".join(m for m in ("verl_focal", "verl", "hydra") if u.find_spec(m) is None))' 2>/dev/null)" ||
+        missing="verl_focal"
+    [[ -z "$missing" ]] ||
+        _recipe_die "$PYTHON cannot import ${missing// /, }: run 'make demo' (or 'make install') in the checkout first, then 'source .venv/bin/activate', or set PYTHON=/path/to/venv/bin/python"
+}
 
 # Model presets: tag (used in file and run names), response length, extra overrides.
 _model_preset() {
@@ -127,7 +151,7 @@ recipe_main() {
         exit 0
     fi
 
-    PYTHON="${PYTHON:-python3}"
+    PYTHON="${PYTHON:-$(_default_python)}"
     MODEL="${MODEL:-Qwen/Qwen2.5-7B}"
     N="${N:-8}"
     ENGINE="${ENGINE:-sglang}"
@@ -140,6 +164,7 @@ recipe_main() {
     TOKEN_LEN_FACTOR="${TOKEN_LEN_FACTOR:-2}"
     DATA_DIR="${DATA_DIR:-${VERL_FOCAL_DATA:-$HOME/data/verl_focal}}"
 
+    [[ "$mode" == print ]] || _check_python
     _model_preset
     MAX_RESPONSE_LENGTH="${MAX_RESPONSE_LENGTH:-$PRESET_RESPONSE_LENGTH}"
     [[ -n "$MAX_RESPONSE_LENGTH" ]] || _recipe_die "no response-length preset for MODEL=$MODEL; set MAX_RESPONSE_LENGTH"

@@ -35,6 +35,30 @@ def files(tmp_path_factory):
     (d / "groups.jsonl").write_text(json.dumps({"problem": "q", "solutions": ["a", "b"]}) + "\n")
     (d / "trace.txt").write_text("We use induction on n.\n")
     (d / "model").mkdir()  # a folder without config.json
+    (d / "hf").mkdir()  # passes the model-folder check; never loaded: every case below fails before that
+    (d / "hf" / "config.json").write_text("{}")
+    # eval inputs: each lacks what its sub-command needs, or is not JSONL at all
+    gen = {"uid": "u", "sample": 0, "data_source": "d", "response": "answer 2"}
+    (d / "nogt.jsonl").write_text(json.dumps(gen) + "\n")  # no ground_truth: cannot be scored
+    (d / "unscored.jsonl").write_text(json.dumps(dict(gen, ground_truth="2")) + "\n")  # no acc/score: no report
+    (d / "noprompt_gen.jsonl").write_text(json.dumps(dict(gen, ground_truth="2", acc=1)) + "\n")  # no prompt_text
+    (d / "nobase.jsonl").write_text(json.dumps({"prompt_text": "p", "response": "r"}) + "\n")  # no base_nll
+    (d / "empty.jsonl").write_text("")
+    (d / "blank.jsonl").write_text("\n\n")
+    (d / "notjson.jsonl").write_text("uid,response\nu,r\n")
+    (d / "runs_empty").mkdir()
+    (d / "runs_empty" / "grpo.jsonl").write_text("")
+    (d / "afile").write_text("x")
+    (d / "binary.dat").write_bytes(bytes(range(256)) * 4)
+    (d / "nul.txt").write_bytes(b"valid UTF-8, but \x00 binary")
+    import pandas as pd
+
+    pd.DataFrame({"data_source": ["d"], "question": ["1+1?"],
+                  "reward_model": [{"ground_truth": "2"}]}).to_parquet(d / "noprompt.parquet")
+    pd.DataFrame({"data_source": ["d"], "prompt": [[{"role": "user", "content": "1+1?"}]],
+                  "reward_model": [{"style": "rule"}]}).to_parquet(d / "nogt.parquet")
+    pd.DataFrame({"data_source": ["d"], "prompt": [[{"role": "user", "content": "1+1?"}]],
+                  "reward_model": [{"ground_truth": "2"}]}).head(0).to_parquet(d / "norows.parquet")
     return d
 
 
@@ -113,12 +137,77 @@ CASES = [
      "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"],
      ["--levels x"]),
     (["prep-data", "eval", "--sets", "aime2024", "--max-prompt-tokens", "0"], ["aime2024"]),
-    # eval
+    # eval score: runs without the columns it needs, empty runs, files of the wrong format, bad options
+    (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o"],
+     ["run a: {d}/nogt.jsonl", "'ground_truth'", "verl-focal eval generate"]),
+    (["eval", "score", "--run", "a={d}/empty.jsonl", "--out-dir", "{d}/o"],
+     ["run a: {d}/empty.jsonl: the file is empty", "verl-focal eval generate"]),
+    (["eval", "score", "--run", "a={d}/blank.jsonl", "--out-dir", "{d}/o"], ["blank.jsonl: the file is empty"]),
+    (["eval", "score", "--runs", "{d}/runs_empty", "--out-dir", "{d}/o"],
+     ["run grpo:", "grpo.jsonl: the file is empty"]),
+    (["eval", "score", "--run", "a={d}/noprompt.parquet", "--out-dir", "{d}/o"],
+     ["noprompt.parquet: is a parquet file, not JSONL", "verl-focal eval generate --data {d}/noprompt.parquet"]),
+    (["eval", "score", "--run", "a={d}/notjson.jsonl", "--out-dir", "{d}/o"],
+     ["notjson.jsonl: not JSONL", "line 1", "verl-focal eval generate"]),
+    (["eval", "score", "--run", "a={d}/binary.dat", "--out-dir", "{d}/o"], ["binary.dat: is a binary file"]),
+    (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/afile"], ["--out-dir {d}/afile: is a file"]),
+    (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o", "--k-max", "0"], ["--k-max 0", ">= 1"]),
+    (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o", "--scorer", "nosuch.mod:f"],
+     ["--scorer 'nosuch.mod:f'"]),
+    (["eval", "scor", "--runs", "{d}/runs"], ["'scor'", "did you mean 'score'"]),
+    (["eval", "score", "--runs", "{d}/runs", "--out-dir", "{d}/o", "--failures", "{d}"],
+     ["--failures {d}: is a folder"]),
+    (["agreement", "{d}/groups.jsonl", "--model", "m", "--base-url", DEAD_URL, "--out", "{d}"],
+     ["--out {d}: is a folder"]),
     (["eval", "score", "--runs", "{d}/empty", "--out", "{d}/o"], ["--runs", "empty", "holds no"]),
     (["eval", "score", "--runs", "{d}/nope", "--out", "{d}/o"], ["--runs", "nope", "no such folder"]),
     (["eval", "score", "--runs", "{d}/runs", "--baseline", "grpp", "--out", "{d}/o"],
      ["--baseline 'grpp'", "did you mean 'grpo'"]),
     (["eval", "report", "--run", "noequals", "--out", "{d}/o"], ["--run 'noequals'", "NAME=PATH"]),
+    # eval report
+    (["eval", "report", "--run", "a={d}/unscored.jsonl", "--out-dir", "{d}/o"],
+     ["run a: {d}/unscored.jsonl", "'acc'/'score'", "verl-focal eval score"]),
+    (["eval", "report", "--run", "a={d}/empty.jsonl", "--out-dir", "{d}/o"], ["empty.jsonl: the file is empty"]),
+    (["eval", "report", "--run", "a={d}/norows.parquet", "--out-dir", "{d}/o"],
+     ["norows.parquet: is a parquet file, not JSONL", "verl-focal eval score"]),
+    (["eval", "report", "--run", "a={d}/notjson.jsonl", "--out-dir", "{d}/o"], ["notjson.jsonl: not JSONL"]),
+    (["eval", "report", "--run", "a={d}/nope.jsonl", "--out-dir", "{d}/o"], ["nope.jsonl", "does not exist"]),
+    (["eval", "report", "--run", "a={d}/unscored.jsonl", "--out-dir", "{d}/o", "--alpha", "1.5"], ["--alpha 1.5"]),
+    # eval generate: the parquet lacks a column, has no usable row, is not a parquet
+    (["eval", "generate", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["--data {d}/noprompt.parquet: missing column(s) ['prompt']", "prep-data eval"]),
+    (["eval", "generate", "--data", "{d}/nogt.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["nogt.parquet: no usable row", "'ground_truth'", "prep-data eval"]),
+    (["eval", "generate", "--data", "{d}/norows.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["norows.parquet: the parquet has no rows"]),
+    (["eval", "generate", "--data", "{d}/nogt.jsonl", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["--data {d}/nogt.jsonl: is a JSONL/JSON file, not a parquet file", "prep-data eval"]),
+    (["eval", "generate", "--data", "{d}/binary.dat", "--model", "{d}/hf", "--out", "{d}/g.jsonl"],
+     ["binary.dat: is not a parquet file"]),
+    (["eval", "generate", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl", "--n", "0"],
+     ["--n 0"]),
+    (["eval", "generate", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}", "--n", "1"],
+     ["--out {d}: is a folder"]),
+    (["eval", "generate", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl",
+      "--backend", "vlm"], ["'vlm'", "did you mean 'vllm'"]),
+    # eval rare-set: generations without prompt_text, empty, parquet; --data without a prompt column
+    (["eval", "rare-set", "--generations", "{d}/noprompt_gen.jsonl", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
+     ["noprompt_gen.jsonl", "'prompt_text'", "verl-focal eval generate"]),
+    (["eval", "rare-set", "--generations", "{d}/empty.jsonl", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
+     ["empty.jsonl: the file is empty"]),
+    (["eval", "rare-set", "--generations", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
+     ["noprompt.parquet: is a parquet file, not JSONL"]),
+    (["eval", "rare-set", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
+     ["--data {d}/noprompt.parquet: missing column(s) ['prompt']"]),
+    (["eval", "rare-set", "--generations", "{d}/noprompt_gen.jsonl", "--model", "{d}/hf", "--out", "{d}/r.jsonl",
+      "--top-frac", "0"], ["--top-frac 0"]),
+    # eval rare-nll: an item without base_nll, an empty file, a parquet, a binary file
+    (["eval", "rare-nll", "--rare-set", "{d}/nobase.jsonl", "--model", "{d}/hf"],
+     ["--rare-set {d}/nobase.jsonl", "'base_nll'", "verl-focal eval rare-set"]),
+    (["eval", "rare-nll", "--rare-set", "{d}/empty.jsonl", "--model", "{d}/hf"], ["empty.jsonl: the file is empty"]),
+    (["eval", "rare-nll", "--rare-set", "{d}/noprompt.parquet", "--model", "{d}/hf"],
+     ["noprompt.parquet: is a parquet file, not JSONL", "verl-focal eval rare-set"]),
+    (["eval", "rare-nll", "--rare-set", "{d}/binary.dat", "--model", "{d}/hf"], ["binary.dat: is a binary file"]),
     (["eval", "generate", "--data", "{d}/nope.parquet", "--model", "{d}/model", "--out", "{d}/g.jsonl"],
      ["--data", "nope.parquet", "no such file"]),
     (["eval", "generate", "--data", "{d}/bad.json", "--model", "/no/such/model", "--out", "{d}/g.jsonl"],
@@ -127,8 +216,20 @@ CASES = [
     (["eval", "rare-nll", "--rare-set", "{d}/nope.jsonl", "--model", "{d}/model"], ["--rare-set", "nope.jsonl"]),
     (["eval", "rare-set", "--generations", "{d}/nope.jsonl", "--model", "/no/such/model", "--out", "{d}/r.jsonl"],
      ["--model /no/such/model"]),
-    # the top level
+    # files that are not text: every message names the file
+    (["cues", "{d}/binary.dat"], ["{d}/binary.dat: not a UTF-8 text file"]),
+    (["cues", "{d}/nul.txt"], ["{d}/nul.txt: a binary file"]),
+    (["cues", "{d}/trace.txt", "--cue-set", "{d}/binary.dat"], ["--cue-set {d}/binary.dat: not a UTF-8 text file"]),
+    (["agreement", "{d}/binary.dat", "--model", "m"], ["{d}/binary.dat: not a UTF-8 text file"]),
+    (["prep-data", "deepscaler", "--source", "{d}/binary.dat", "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"],
+     ["--source {d}/binary.dat: not a UTF-8 text file"]),
+    (["sim", "--out-dir", "{d}/afile", "--quick", "--no-progress"], ["--out-dir {d}/afile: is a file"]),
+    (["sim", "--replot", "{d}/nope"], ["--replot {d}/nope", "cannot read"]),
+    (["sim", "--seeds", "0-x", "--quick"], ["--seeds", "'0-x'", "0-3"]),
+    # the top level and nested commands: a typo gets a did-you-mean
     (["no-such-command"], ["no-such-command"]),
+    (["chek"], ["'chek'", "did you mean 'check'"]),
+    (["prep-data", "evl"], ["'evl'", "did you mean 'eval'"]),
 ]
 
 #: every command of the CLI appears at least three times
@@ -161,6 +262,95 @@ def test_bad_input_is_one_clear_line(argv, needles, files, capsys):
     assert 1 <= len(lines) <= 2, out.err
 
 
+#: every eval sub-command has a case for each kind of bad input file
+EVAL_KINDS = {
+    "generate": ["missing column(s)", "no usable row", "is a JSONL/JSON file"],
+    "score": ["'ground_truth'", "the file is empty", "is a parquet file"],
+    "report": ["'acc'/'score'", "the file is empty", "is a parquet file"],
+    "rare-set": ["'prompt_text'", "the file is empty", "is a parquet file"],
+    "rare-nll": ["'base_nll'", "the file is empty", "is a parquet file"],
+}
+
+
+def test_every_eval_command_has_missing_column_empty_and_wrong_format_cases():
+    from verl_focal.eval.cli import COMMANDS as EVAL_COMMANDS
+
+    assert set(EVAL_KINDS) == set(EVAL_COMMANDS)
+    for sub, kinds in EVAL_KINDS.items():
+        needles = [n for argv, ns in CASES if argv[:2] == ["eval", sub] for n in ns]
+        for kind in kinds:
+            assert any(kind in n for n in needles), (sub, kind)
+
+
+MIXED_SCORER = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):
+    ok = solution_str.strip().endswith(str(ground_truth))
+    return {"score": float(ok), "acc": float(ok), "pred": solution_str[-1:]}
+"""
+
+
+def test_a_mixed_run_is_scored_and_the_rows_left_out_are_counted(tmp_path, monkeypatch, capsys):
+    """Some usable rows: `eval score` and `eval report` go on with them and print how many were left
+    out and the first bad line; the report's numbers come from the usable rows only."""
+    (tmp_path / "mixed_scorer_mod.py").write_text(MIXED_SCORER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    good = [{"uid": f"p{i}", "sample": s, "data_source": "d", "response": f"x {i if s == 0 else 9}",
+             "ground_truth": str(i)} for i in range(3) for s in range(2)]
+    lines = [json.dumps(r) for r in good]
+    lines.insert(2, json.dumps({"uid": "p0", "sample": 5, "response": "x 0"}))  # no ground_truth: line 3
+    lines.append("{cut")  # a killed writer's last line: line 8
+    run = tmp_path / "mixed.jsonl"
+    run.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "o"
+    assert main(["eval", "score", "--run", f"a={run}", "--out-dir", str(out), "--workers", "0",
+                 "--scorer", "mixed_scorer_mod:compute_score", "--iterations", "10", "--no-progress"]) == 0
+    got = capsys.readouterr()
+    assert ("run a: left out 2 of 8 line(s) (1 not a JSON object, 1 without a needed field); "
+            "first: mixed.jsonl line 3: lacks 'ground_truth'") in got.err
+    assert "scored 6 answers" in got.out and "Traceback" not in got.err
+    import csv
+
+    row = next(csv.DictReader(open(out / "results.csv")))
+    assert float(row["pass@1"]) == 50.0 and row["problems"] == "3"  # 1 of 2 samples right on each problem
+    # report on the scored copy plus an unscored line: the same numbers, one line left out
+    scored = (out / "scored" / "a.jsonl").read_text() + json.dumps(good[0]) + "\n"
+    (tmp_path / "scored_mixed.jsonl").write_text(scored)
+    assert main(["eval", "report", "--run", f"a={tmp_path / 'scored_mixed.jsonl'}", "--out", str(tmp_path / "o2"),
+                 "--iterations", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "run a: left out 1 of 7 line(s)" in err and "scored_mixed.jsonl line 7: lacks 'acc'/'score'" in err
+    # a file in --runs that is not a run is named, not skipped silently
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "a.jsonl").write_text(scored)
+    (runs / "b.parquet").write_bytes(b"PAR1")
+    assert main(["eval", "report", "--runs", str(runs), "--out-dir", str(tmp_path / "o3"), "--iterations", "10"]) == 0
+    assert f"--runs {runs}: not a run, left out: b.parquet" in capsys.readouterr().err
+    assert next(csv.DictReader(open(tmp_path / "o2" / "results.csv")))["pass@1"] == row["pass@1"]
+
+
+@pytest.mark.parametrize("spelling", ["2-16", "2..16"])
+def test_ranges_are_lo_hi_with_lo_dot_dot_hi_accepted(spelling, capsys):
+    """One way to write a range across commands: LO-HI (as `demo --seeds 0-23`); LO..HI still parses."""
+    assert main(["tail-miss", "--mu", "0.5", "--tau", "0.01", "--n", spelling]) == 0
+    ns = [ln.split()[0] for ln in capsys.readouterr().out.splitlines()[2:6]]
+    assert ns == ["2", "4", "8", "16"]
+    from verl_focal.theory.cli_sim import parse_seeds
+
+    assert parse_seeds([spelling.replace("16", "4")]) == (2, 3, 4)
+
+
+def test_output_folders_are_out_dir_with_out_as_alias():
+    """Commands that write a folder take --out-dir; where --out named the folder before, it still works."""
+    from verl_focal.cli import build_parser
+
+    for argv in (["score", "--runs", "r"], ["report", "--runs", "r"]):
+        for flag in ("--out-dir", "--out"):
+            assert build_parser("eval").parse_args([*argv, flag, "x"]).out_dir == "x"
+    assert build_parser("sim").parse_args(["--out-dir", "x"]).out_dir == "x"
+    assert build_parser("prep-data").parse_args(["eval", "--out-dir", "x"]).out_dir == "x"
+
+
 def test_debug_shows_the_traceback_and_a_bug_keeps_it(files, capsys, monkeypatch):
     assert main(["tail-miss", "--mu", "1.5", "--tau", "0.1", "--debug"]) == 2
     assert "Traceback" in capsys.readouterr().err
@@ -176,6 +366,19 @@ def test_debug_shows_the_traceback_and_a_bug_keeps_it(files, capsys, monkeypatch
     monkeypatch.setattr(tm, "tail_miss_probability", boom)
     with pytest.raises(ZeroDivisionError):  # not a user error: the traceback stays
         main(["tail-miss", "--mu", "0.5", "--tau", "0.1"])
+
+
+def test_an_unreadable_path_is_named_without_a_traceback(monkeypatch, capsys):
+    """Any OSError about a path the user gave ends as one line naming the path (exit 2)."""
+    import verl_focal.theory.cli_tail_miss as tm
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied", "/data/out.csv")
+
+    monkeypatch.setattr(tm, "tail_miss_probability", denied)
+    assert main(["tail-miss", "--mu", "0.5", "--tau", "0.1"]) == 2
+    err = capsys.readouterr().err
+    assert "error: /data/out.csv: Permission denied" in err and "Traceback" not in err
 
 
 def test_version_names_ours_verl_torch_and_ray(capsys):
@@ -246,3 +449,89 @@ def test_main_ppo_real_run_refuses_before_ray_in_one_line():
     assert "Traceback" not in proc.stderr and "did you mean 'strategy_cue'" in proc.stderr
     assert "engine is not available" not in proc.stderr  # quiet start-up
     assert "Started a local Ray instance" not in proc.stderr + proc.stdout
+
+
+def test_dry_run_refuses_missing_local_inputs_but_not_hub_names(tmp_path, capsys):
+    """--dry-run checks the local data files and model folders a run reads; hub names stay unchecked (offline)."""
+    from verl_focal.main_ppo import main as main_ppo
+
+    train, val = tmp_path / "train.parquet", tmp_path / "val.parquet"
+    train.write_bytes(b"PAR1")
+    val.write_bytes(b"PAR1")
+    data = [f"data.train_files={train}", f"data.val_files=[{val}]"]
+    cases = [
+        ([f"data.train_files={tmp_path}/none.parquet", f"data.val_files=[{val}]"],
+         f"data.train_files={tmp_path}/none.parquet (no such file)"),
+        ([f"data.train_files={train}", f"data.val_files=[{val},{tmp_path}/v2.parquet]"],
+         f"data.val_files: {tmp_path}/v2.parquet (no such file)"),
+        ([*data, f"actor_rollout_ref.model.path={tmp_path}/no_model"],
+         f"actor_rollout_ref.model.path={tmp_path}/no_model"),
+    ]
+    for argv, needle in cases:
+        with pytest.raises(SystemExit) as info:
+            main_ppo(["--dry-run", *OK, *argv])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and needle in err and "Traceback" not in err, err
+        assert len([ln for ln in err.splitlines() if "error:" in ln]) == 1
+    with pytest.raises(SystemExit) as info:  # a hub name is not a path: not checked
+        main_ppo(["--dry-run", *OK, *data, "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B"])
+    assert info.value.code == 0
+    assert "model:\n" in capsys.readouterr().out
+
+
+def test_check_summary_fits_a_screen_and_only_the_fresh_process_imports_verl():
+    """The real `check`: the probe and the checks run in one fresh process; this one never imports verl."""
+    code = ("import sys; from verl_focal.cli import main; rc = main(['check', '--verbose', *sys.argv[1:]]); "
+            "print('VERL_IN_PARENT', 'verl' in sys.modules); sys.exit(rc)")
+    proc = _py("-c", code, *OK, "algorithm.adv_estimator=f_grpo")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "VERL_IN_PARENT False" in out
+    summary = out.split("resolved config:")[0]
+    assert summary.startswith("verl-focal check: OK\n") and len(summary.splitlines()) <= 40
+    assert "checked plugin: `import verl` (verl " in summary and "loaded verl_focal.plugin" in summary
+    assert "checked config: algorithm.adv_estimator=f_grpo" in summary
+    # which of verl's compute_advantage bindings carry the hook (docs/compatibility.md)
+    assert "verl.experimental.separation.ray_trainer (hooked)" in summary
+    assert "verl.trainer.ppo.ray_trainer (hooked by our legacy TaskRunner at start-up)" in summary
+    assert "  focal:\n    gamma: 0.5" in summary and "  cue:" not in summary  # only the sections f_grpo reads
+    assert "passed successfully" not in out  # verl's own status line is not ours to print
+    assert "actor_rollout_ref:" in out.split("resolved config:")[1]  # --verbose: the whole config
+    assert "Disabled critic" not in proc.stderr or "[warning] verl: Disabled critic" in proc.stderr
+
+
+def test_check_with_an_unreachable_judge_is_failed_and_never_passed(capsys):
+    argv = ["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=judge", "algorithm.cue.judge.model=m",
+            f"algorithm.cue.judge.base_url={DEAD_URL}"]
+    assert main(argv) == 2
+    got = capsys.readouterr()
+    assert "passed" not in got.out + got.err and "OK" not in got.out
+    assert "verl-focal check FAILED:" in got.err and "unreachable" in got.err
+
+
+def test_recipes_refuse_a_python_without_verl_focal_in_one_line(tmp_path):
+    """Unset PYTHON: the active virtualenv's python is used; one that lacks our dependencies is refused."""
+    from pathlib import Path
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    fake = venv / "bin" / "python"
+    fake.write_text("#!/bin/sh\necho verl hydra\n")  # what the helper's find_spec probe prints when both are missing
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "VIRTUAL_ENV")}
+    env["VIRTUAL_ENV"] = str(venv)
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "deepscaler" / "f_grpo.sh"
+    proc = subprocess.run(["bash", str(recipe), "--dry-run"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"recipe f_grpo: error: {fake} cannot import verl, hydra: run 'make demo' (or 'make install') in the "
+        "checkout first, then 'source .venv/bin/activate', or set PYTHON=/path/to/venv/bin/python")
+
+
+def test_a_probe_that_crashes_is_one_named_problem():
+    from verl_focal.integration.check import _parse_probe
+
+    crash = "Traceback (most recent call last):\n  File x\nModuleNotFoundError: No module named 'verl'\n"
+    res = _parse_probe("", 1, crash)
+    assert res["ok"] is False and len(res["problems"]) == 1
+    assert res["problems"][0].startswith("the fresh `import verl` process exited 1: ModuleNotFoundError: No module")

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import signal
 import time
 from collections import Counter
 from pathlib import Path
-
-import pytest
 
 from verl_focal.cli import main as cli_main
 
@@ -74,19 +73,39 @@ def test_resume_after_sigkill_has_no_duplicates(tiny_model, tmp_path, parquet_wr
     assert Counter(r["uid"] for r in recs) == {f"verl_focal/math500#{i}": 2 for i in range(12)}
 
 
-def test_resume_with_other_settings_is_refused(tiny_model, eval_parquet, tmp_path):
+def test_resume_with_other_settings_is_refused(tiny_model, eval_parquet, tmp_path, capsys):
     out = tmp_path / "gen.jsonl"
     cli_main(_gen_args(eval_parquet, tiny_model, out, 2, "--limit", "1"))
-    with pytest.raises(ValueError, match="other settings.*'n': \\(2, 3\\).*--overwrite"):
-        cli_main(_gen_args(eval_parquet, tiny_model, out, 3, "--limit", "1"))
+    capsys.readouterr()
+    assert cli_main(_gen_args(eval_parquet, tiny_model, out, 3, "--limit", "1")) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"other settings.*'n': \(2, 3\).*--overwrite", err) and "Traceback" not in err
     assert cli_main(_gen_args(eval_parquet, tiny_model, out, 3, "--limit", "1", "--overwrite")) == 0
     assert len(_lines(out)) == 3
 
 
-def test_bad_parquet_names_the_column(tiny_model, tmp_path):
+def test_bad_parquet_names_the_column(tiny_model, tmp_path, capsys):
     import pandas as pd
 
     bad = tmp_path / "bad.parquet"
     pd.DataFrame({"data_source": ["x"], "question": ["hi"]}).to_parquet(bad)
-    with pytest.raises(ValueError, match=r"missing column\(s\) \['prompt', 'reward_model'\]"):
-        cli_main(_gen_args(bad, tiny_model, tmp_path / "o.jsonl", 1))
+    assert cli_main(_gen_args(bad, tiny_model, tmp_path / "o.jsonl", 1)) == 2
+    err = capsys.readouterr().err
+    assert f"--data {bad}: missing column(s) ['prompt', 'reward_model']" in err and "prep-data eval" in err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_rows_without_a_prompt_are_left_out_and_counted(tiny_model, eval_parquet, tmp_path, capsys):
+    """A parquet with some unusable rows: the others are sampled; the count and the first bad row are printed."""
+    import pandas as pd
+
+    df = pd.read_parquet(eval_parquet).head(3)
+    df["prompt"] = df["prompt"].astype(object)
+    df.at[1, "prompt"] = []
+    mixed = tmp_path / "mixed.parquet"
+    df.to_parquet(mixed)
+    out = tmp_path / "o.jsonl"
+    assert cli_main(_gen_args(mixed, tiny_model, out, 1)) == 0
+    err = capsys.readouterr().err
+    assert f"--data {mixed}: left out 1 of 3 row(s); first: row 1: 'prompt' is not a chat list" in err
+    assert sorted({r["uid"].split("#")[1] for r in _lines(out)}) == ["0", "2"]

@@ -119,3 +119,28 @@ def test_rare_set_and_rare_nll_cli(tiny_model, tiny_model_b, eval_parquet, tmp_p
     expect = np.mean([_hf_reference_nll(model_b, tok, r["prompt_text"], r["response"]) - r["base_nll"] for r in rare])
     assert other["delta_nll_rare"] == pytest.approx(expect, rel=1e-4)
     assert abs(other["delta_nll_rare"]) > 1e-3
+
+    # a mixed rare set: the usable items are measured, the others counted with the first bad line
+    mixed = tmp_path / "mixed_rare.jsonl"
+    bad = {k: v for k, v in rare[0].items() if k != "base_nll"}
+    mixed.write_text(rare_path.read_text() + json.dumps(bad) + "\nnot json\n")
+    capsys.readouterr()
+    assert cli_main(["eval", "rare-nll", "--rare-set", str(mixed), "--model", str(tiny_model_b),
+                     "--no-progress"]) == 0
+    got = capsys.readouterr()
+    assert json.loads(got.out)["delta_nll_rare"] == pytest.approx(other["delta_nll_rare"], rel=1e-6)
+    n = len(rare)
+    assert (f"left out 2 of {n + 2} line(s) (1 not a JSON object, 1 without a needed field); "
+            f"first: mixed_rare.jsonl line {n + 1}: lacks 'base_nll'") in got.err
+
+    # mixed generations for rare-set: a line without prompt_text is left out and named
+    mixed_gen = tmp_path / "mixed_gen.jsonl"
+    lines = gen.read_text().splitlines()
+    g0 = json.loads(lines[0])
+    del g0["prompt_text"]
+    mixed_gen.write_text("\n".join([json.dumps(g0), *lines[1:]]) + "\n")
+    assert cli_main(["eval", "rare-set", "--generations", str(mixed_gen), "--model", str(tiny_model),
+                     "--out", str(tmp_path / "rare2.jsonl"), "--top-frac", "0.25", "--scorer",
+                     "all_correct_eval:compute_score", "--workers", "0", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "--generations: left out 1 of 20 line(s)" in err and "mixed_gen.jsonl line 1: lacks 'prompt_text'" in err

@@ -78,12 +78,15 @@ def _read_csv(path: Path) -> list[dict]:
 def test_score_folder_of_two_runs_writes_table_csv_plot_marks(tmp_path, toy_scorer, capsys):
     runs = _make_runs(tmp_path)
     out = tmp_path / "report"
-    rc = cli_main(["eval", "score", "--runs", str(runs), "--out", str(out), "--scorer", toy_scorer,
+    rc = cli_main(["eval", "score", "--runs", str(runs), "--out-dir", str(out), "--scorer", toy_scorer,
                    "--workers", "2", "--baseline", "grpo", "--iterations", "3000", "--no-progress"])
     assert rc == 0
     err = capsys.readouterr()
-    assert "run grpo: skipped 2 malformed line(s) (2 not JSON objects, 0 without uid/response)" in err.err
-    assert "run f_grpo: skipped 1 malformed line(s) (0 not JSON objects, 1 without uid/response)" in err.err
+    # a mixed file is scored; the lines left out are counted and the first one is named
+    assert ("run grpo: left out 2 of 162 line(s) (2 not a JSON object, 0 without a needed field); "
+            "first: grpo.jsonl line 161: not a JSON object") in err.err
+    assert ("run f_grpo: left out 1 of 161 line(s) (0 not a JSON object, 1 without a needed field); "
+            "first: aime24.jsonl line 97: lacks 'response' (it has sample, uid)") in err.err
     assert "scored 160 answers {'ok': 160}" in err.out
 
     for name in ("table.md", "results.csv", "significance.csv", "passk.png", "summary.json"):
@@ -191,7 +194,9 @@ def test_report_reads_verl_validation_dumps(tmp_path):
 def test_report_refuses_unscored_records(tmp_path, capsys):
     _write(tmp_path / "runs" / "a.jsonl", [{"uid": "u", "sample": 0, "data_source": "d", "response": "r"}])
     assert cli_main(["eval", "report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "o")]) == 2
-    assert "no 'acc'/'score'; run `verl-focal eval score`" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "a.jsonl: no line has the fields" in err and "line 1 lacks 'acc'/'score'" in err
+    assert "score the run first with `verl-focal eval score`" in err
 
 
 def test_score_failures_lists_rejections_that_are_not_obviously_wrong(tmp_path, capsys):

@@ -439,12 +439,35 @@ def test_readme_lists_every_script():
         assert f"`{p.name}`" in text, p.name
 
 
-def test_dry_run_end_to_end():
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """The files `prep-data` would write, as the recipes expect them (--dry-run refuses missing ones)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = tmp_path_factory.mktemp("data")
+    (d / "deepscaler").mkdir()
+    (d / "eval").mkdir()
+    pq.write_table(pa.table({"x": list(range(PAPER_ROWS))}), d / "deepscaler" / "qwen2.5-7b.parquet")
+    for name in ("aime24", "aime25", "amc23", "math500", "minerva_math", "olympiadbench"):
+        (d / "eval" / f"{name}.parquet").write_bytes(b"PAR1")
+    return d
+
+
+def test_dry_run_refuses_missing_data_in_one_line(tmp_path):
+    r = subprocess.run(["bash", str(DS / "f_grpo.sh"), "--dry-run"], env=_env(DATA_DIR=str(tmp_path)),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"data.train_files={tmp_path}/deepscaler/qwen2.5-7b.parquet (no such file)" in r.stderr
+    assert "verl-focal prep-data" in r.stderr and r.stdout == ""
+
+
+def test_dry_run_end_to_end(data_dir):
     """The real --dry-run: shell helper -> python -m verl_focal.main_ppo --dry-run -> YAML, exit 0."""
     import yaml
 
-    r = subprocess.run(["bash", str(DS / "f_dapo.sh"), "--dry-run"], env=_env(), capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(["bash", str(DS / "f_dapo.sh"), "--dry-run"], env=_env(DATA_DIR=str(data_dir)),
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     # verl's validate_config prints one status line on stdout; the rest is the YAML
     body = "\n".join(line for line in r.stdout.splitlines() if not line.startswith("[validate_config]"))
@@ -466,12 +489,12 @@ def test_passk_recipe_with_k_above_n_is_refused_at_start_up():
 
 @pytest.mark.parametrize("script,key,want", [("passk_grpo.sh", "passk", {"k": 4}),
                                              ("unlikely_grpo.sh", "unlikely", {"beta": 0.25, "likelihood": "sum"})])
-def test_family_dry_run_end_to_end(script, key, want):
+def test_family_dry_run_end_to_end(script, key, want, data_dir):
     """The real --dry-run of the Pass@k and unlikeliness recipes (start-up checks included)."""
     import yaml
 
-    r = subprocess.run(["bash", str(DS / script), "--dry-run"], env=_env(), capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(["bash", str(DS / script), "--dry-run"], env=_env(DATA_DIR=str(data_dir)),
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     body = "\n".join(line for line in r.stdout.splitlines() if not line.startswith("[validate_config]"))
     doc = yaml.safe_load(body)

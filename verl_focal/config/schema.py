@@ -2,7 +2,7 @@
 ``algorithm.cue.*`` default, its documentation and its valid range.
 
 The packaged YAML (``focal_trainer.yaml``) is tested against these defaults, the
-README's config reference is generated from them
+config reference in docs/config.md is generated from them
 (``python -m verl_focal.config.schema``), and :func:`validate_algorithm_config`
 is what ``verl-focal check``, our TaskRunner (at start-up) and the estimators
 call.  No verl import here.
@@ -431,7 +431,7 @@ def _rows(cls: type, prefix: str):
 
 
 def markdown_table() -> str:
-    """The config reference table for README.md."""
+    """The config reference table of docs/config.md."""
     lines = ["| key | default | range | meaning |", "|---|---|---|---|"]
     for name, cls in SECTIONS.items():
         lines.extend(_rows(cls, f"algorithm.{name}"))

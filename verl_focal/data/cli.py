@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     from verl_focal.data.records import DataPrepError
     from verl_focal.data.schema import MATH_SYSTEM_PROMPT, OOD_SYSTEM_PROMPT
 
+    current = getattr(args, "source", None) if isinstance(getattr(args, "source", None), str) else None
     try:
         if args.dataset == "deepscaler":
             stats = prepare_training_set(
@@ -162,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
                 raise DataPrepError(f"--source given for {sorted(unused)} but --sets does not include them")
             tok = load_tokenizer(args.tokenizer) if args.tokenizer else None
             for spec in specs:
+                current = overrides.get(spec.name)
                 out = os.path.join(args.out_dir, f"{spec.name}.parquet")
                 stats = prepare_eval_set(spec, out_path=out, source=overrides.get(spec.name), tokenizer=tok,
                                          max_prompt_tokens=args.max_prompt_tokens, prompt_style=args.prompt_style,
@@ -177,9 +179,17 @@ def run(args: argparse.Namespace) -> int:
                           file=sys.stderr)
     except DataPrepError as e:
         raise InputError(str(e)) from e
+    except UnicodeDecodeError as e:  # a binary file given as .json/.jsonl
+        raise InputError(f"--source {current or 'file'}: not a UTF-8 text file (byte {e.object[e.start]:#04x} at "
+                         f"offset {e.start}); give a .json, .jsonl or .parquet file") from None
     except json.JSONDecodeError as e:  # a .json file that is not JSON (a .jsonl one gets DataPrepError)
-        src = getattr(args, "source", None) or "the input file"
+        src = current or "the input file"
         raise InputError(f"{src}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); fix the file") from None
+    except Exception as e:
+        if type(e).__module__.startswith("pyarrow") and current:  # a damaged or mislabelled .parquet
+            raise InputError(f"--source {current}: cannot read it as parquet ({e}); give a .json, .jsonl or "
+                             f".parquet file") from None
+        raise
     except OSError as e:  # a tokenizer or source that cannot be read
         where = getattr(e, "filename", None) or args.tokenizer or ""
         raise InputError(f"{where}: {e.strerror or e}".lstrip(": ")) from None

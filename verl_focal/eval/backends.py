@@ -25,12 +25,14 @@ class SamplingConfig:
     seed: int = 0
 
     def validate(self) -> None:
+        from verl_focal.config.errors import InputError
+
         if not self.temperature > 0:
-            raise ValueError(f"--temperature must be > 0 (pass@k needs sampling), got {self.temperature}")
+            raise InputError(f"--temperature must be > 0 (pass@k needs sampling), got {self.temperature}")
         if not 0 < self.top_p <= 1:
-            raise ValueError(f"--top-p must lie in (0, 1], got {self.top_p}")
+            raise InputError(f"--top-p must lie in (0, 1], got {self.top_p}")
         if self.max_tokens < 1:
-            raise ValueError(f"--max-tokens must be >= 1, got {self.max_tokens}")
+            raise InputError(f"--max-tokens must be >= 1, got {self.max_tokens}")
 
 
 def request_seed(base: int, row: int, first_sample: int) -> int:

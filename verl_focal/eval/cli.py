@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from verl_focal.config.errors import InputError, did_you_mean
-from verl_focal.eval.records import ReadStats, is_correct, latest_dump, normalise, read_jsonl, write_jsonl_line
+from verl_focal.eval.records import LeftOut, is_correct, latest_dump, read_records, write_jsonl_line
 
 
 # ----------------------------------------------------------------------------------------------
@@ -37,7 +37,9 @@ def _add_runs_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--step", type=int, help="for verl validation_data_dir runs: the step to read (default: latest)")
     p.add_argument("--data-source", default="unknown",
                    help="data_source for lines that carry none (verl dumps without a data_source reward extra)")
-    p.add_argument("--out", required=True, help="output folder for table.md, results.csv, significance.csv, passk.png")
+    p.add_argument("--out-dir", "--out", dest="out_dir", required=True, metavar="DIR",
+                   help="output folder for table.md, results.csv, significance.csv, passk.png "
+                        "(--out is accepted as an alias)")
 
 
 def _add_report_opts(p: argparse.ArgumentParser) -> None:
@@ -162,7 +164,7 @@ def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
                   exclude: str | None = None) -> dict[str, list[Path]]:
     """Run name -> its JSONL files, from ``--runs DIR`` entries and ``--run NAME=PATH`` options.
 
-    ``exclude`` (the output folder) is never taken for a run, so ``--out`` may sit inside ``--runs``.
+    ``exclude`` (the output folder) is never taken for a run, so ``--out-dir`` may sit inside ``--runs``.
     """
     out: dict[str, list[Path]] = {}
     skip = Path(exclude).resolve() if exclude else None
@@ -171,6 +173,7 @@ def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
         if not d.is_dir():
             what = "not a folder" if d.exists() else "no such folder"
             raise InputError(f"--runs {d}: {what}; give the folder holding <run>.jsonl files or <run>/ folders")
+        ignored = []
         for entry in sorted(d.iterdir()):
             if entry.name.startswith(".") or entry.name.endswith(".meta.json") or entry.resolve() == skip:
                 continue
@@ -178,6 +181,12 @@ def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
                 out[entry.stem] = [entry]
             elif entry.is_dir():
                 out[entry.name] = _run_files(entry, step)
+            else:
+                ignored.append(entry.name)
+        if ignored:  # said, not silently skipped: a run may have been saved in another format
+            print(f"--runs {d}: not a run, left out: {', '.join(ignored[:5])}"
+                  f"{f' and {len(ignored) - 5} more' if len(ignored) > 5 else ''} (a run is <run>.jsonl or <run>/)",
+                  file=sys.stderr)
     for spec in explicit:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
@@ -189,22 +198,20 @@ def discover_runs(runs_dir: str | None, explicit: list[str], step: int | None,
     return out
 
 
-def load_run(files: list[Path], default_data_source: str) -> tuple[list[dict], dict]:
-    """Records of one run (normalised) and a count of skipped lines per reason."""
+def load_run(files: list[Path], default_data_source: str, command: str = "score",
+             name: str = "") -> tuple[list[dict], LeftOut]:
+    """Records of one run (normalised) that have what ``command`` needs, and the lines left out.
+
+    A file that is not JSONL, is empty or has no usable line is refused (one line, naming the file,
+    the field and what to pass); see :func:`verl_focal.eval.records.read_records`.
+    """
     records: list[dict] = []
-    skipped = {"malformed_json": 0, "missing_fields": 0, "where": []}
+    left = LeftOut()
     for f in files:
-        st = ReadStats()
-        for rec in read_jsonl(f, st):
-            try:
-                records.append(normalise(rec, default_data_source))
-            except KeyError:
-                skipped["missing_fields"] += 1
-                if len(skipped["where"]) < 10:
-                    skipped["where"].append(f"{f.name}: record {st.records} lacks uid/response")
-        skipped["malformed_json"] += st.malformed
-        skipped["where"] += [f"{f.name}:{ln}" for ln in st.malformed_lines[: max(0, 10 - len(skipped['where']))]]
-    return records, skipped
+        recs, lo = read_records(f, command, default_data_source, label=f"run {name}: " if name else "")
+        records += recs
+        left.add(lo)
+    return records, left
 
 
 def _check_baseline(baseline: str | None, runs) -> None:
@@ -218,13 +225,10 @@ def _report_from_records(args, runs: dict[str, list[dict]], extra: dict) -> int:
 
     counts = {}
     for name, recs in runs.items():
-        if not recs:
-            print(f"run {name}: no usable records, left out", file=sys.stderr)
-            continue
         try:
             counts[name] = count_correct(recs)
-        except KeyError as e:
-            raise SystemExit(f"run {name}: {e.args[0]}") from None
+        except (KeyError, ValueError) as e:
+            raise InputError(f"run {name}: {e.args[0]}") from None
     baseline = args.baseline
     _check_baseline(baseline, counts)
     if baseline is None and len(counts) > 1:
@@ -232,19 +236,17 @@ def _report_from_records(args, runs: dict[str, list[dict]], extra: dict) -> int:
     report = build_report(counts, baseline=baseline, k_max=args.k_max,
                           ood=[s for s in args.ood.split(",") if s], m=args.m, iterations=args.iterations,
                           alpha=args.alpha, seed=args.seed)
-    paths = write_report(report, args.out, extra=extra)
+    paths = write_report(report, args.out_dir, extra=extra)
     print(render_table(report))
     for k, p in paths.items():
         print(f"{k:>12}: {p}")
     return 0
 
 
-def _print_skips(name: str, skipped: dict) -> None:
-    n = skipped["malformed_json"] + skipped["missing_fields"]
-    if n:
-        print(f"run {name}: skipped {n} malformed line(s) ({skipped['malformed_json']} not JSON objects, "
-              f"{skipped['missing_fields']} without uid/response), e.g. {', '.join(skipped['where'][:5])}",
-              file=sys.stderr)
+def _print_left_out(name: str, left: LeftOut) -> None:
+    """One line on stderr when rows of a run were left out: how many, and the first bad line."""
+    if left.count:
+        print(f"{name}: {left.summary()}", file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -308,23 +310,24 @@ def _cmd_generate(args) -> int:
 
 
 def _cmd_score(args) -> int:
-    from verl_focal.eval.scoring import score_records
+    from verl_focal.eval.scoring import load_scorer, score_records
 
-    files = discover_runs(args.runs, args.run, args.step, exclude=args.out)
+    load_scorer(args.scorer)  # a wrong --scorer is refused before any file is read
+    files = discover_runs(args.runs, args.run, args.step, exclude=args.out_dir)
     _check_baseline(args.baseline, files)  # before any scoring
-    scored_dir = Path(args.out) / "scored"
+    scored_dir = Path(args.out_dir) / "scored"
     scored_dir.mkdir(parents=True, exist_ok=True)
     runs, extra = {}, {"scoring": {}}
     for name, fl in files.items():
-        recs, skipped = load_run(fl, args.data_source)
-        _print_skips(name, skipped)
+        recs, left = load_run(fl, args.data_source, "score", name)
+        _print_left_out(f"run {name}", left)
         statuses = score_records(recs, scorer=args.scorer, workers=args.workers, timeout_s=args.timeout_s,
                                  progress=not args.no_progress)
         info = {"files": [str(f) for f in fl], "answers": len(recs), "statuses": dict(statuses),
-                "skipped_lines": skipped["malformed_json"] + skipped["missing_fields"]}
+                "skipped_lines": left.count}
         extra["scoring"][name] = info
         print(f"run {name}: scored {len(recs)} answers {dict(sorted(statuses.items()))}; "
-              f"skipped {info['skipped_lines']} malformed line(s)")
+              f"left out {left.count} line(s)")
         with open(scored_dir / f"{name}.jsonl", "w", encoding="utf-8") as fh:
             for rec in recs:
                 write_jsonl_line(fh, {k: v for k, v in rec.items() if k != "prompt_text"})
@@ -350,18 +353,13 @@ def _write_failures(path: str, runs: dict) -> None:
 
 
 def _cmd_report(args) -> int:
-    files = discover_runs(args.runs, args.run, args.step, exclude=args.out)
+    files = discover_runs(args.runs, args.run, args.step, exclude=args.out_dir)
     _check_baseline(args.baseline, files)
     runs, extra = {}, {"skipped_lines": {}}
     for name, fl in files.items():
-        recs, skipped = load_run(fl, args.data_source)
-        _print_skips(name, skipped)
-        unscored = sum(1 for r in recs if r.get("acc") is None and r.get("score") is None)
-        if unscored:
-            raise SystemExit(
-                f"run {name}: {unscored} record(s) have no 'acc'/'score'; run `verl-focal eval score` instead"
-            )
-        extra["skipped_lines"][name] = skipped["malformed_json"] + skipped["missing_fields"]
+        recs, left = load_run(fl, args.data_source, "report", name)
+        _print_left_out(f"run {name}", left)
+        extra["skipped_lines"][name] = left.count
         runs[name] = recs
     return _report_from_records(args, runs, extra)
 
@@ -394,19 +392,16 @@ def _cmd_rare_set(args) -> int:
         gen_files = [samples]
     else:
         gen_files = [Path(f) for f in args.generations]
-    recs, skipped = load_run(gen_files, "unknown")
-    _print_skips("rare-set", skipped)
+    recs, left = load_run(gen_files, "unknown", "rare-set")
+    _print_left_out("--generations", left)
     unscored = [r for r in recs if r.get("acc") is None and r.get("score") is None]
     if unscored:
         score_records(unscored, scorer=args.scorer, workers=args.workers, timeout_s=args.timeout_s,
                       progress=not args.no_progress)
     correct = [r for r in recs if is_correct(r)]
     if not correct:
-        raise SystemExit(f"no correct samples among {len(recs)}: nothing to build a rare set from")
-    missing = sum(1 for r in correct if not r.get("prompt_text"))
-    if missing:
-        raise SystemExit(f"{missing} correct record(s) lack 'prompt_text' (the chat-templated prompt): "
-                         f"use files from `verl-focal eval generate`")
+        raise InputError(f"no correct samples among {len(recs)}: nothing to build a rare set from; "
+                         f"give more samples (--n) or an easier --data set")
     nll = _response_nll(args, correct)
     rare = select_rare(correct, nll, args.top_frac)
     with open(out, "w", encoding="utf-8") as fh:
@@ -438,21 +433,8 @@ def _cmd_rare_nll(args) -> int:
 
     _require_file("--rare-set", args.rare_set)
     _require_model("--model", args.model)
-    stats = ReadStats()
-    items = list(read_jsonl(args.rare_set, stats))
-    if stats.malformed:
-        print(
-            f"skipped {stats.malformed} malformed line(s) in {args.rare_set} (lines {stats.malformed_lines[:5]})",
-            file=sys.stderr,
-        )
-    bad = [i for i, r in enumerate(items) if not all(k in r for k in ("prompt_text", "response", "base_nll"))]
-    if bad:
-        raise SystemExit(
-            f"{args.rare_set}: {len(bad)} item(s) lack prompt_text/response/base_nll (e.g. item {bad[0]}); "
-            f"make the file with `verl-focal eval rare-set`"
-        )
-    if not items:
-        raise SystemExit(f"{args.rare_set}: empty rare set")
+    items, left = read_records(args.rare_set, "rare-nll", label="--rare-set ")
+    _print_left_out(f"--rare-set {args.rare_set}", left)
     nll = _response_nll(args, items)
     res = delta_nll_rare([float(r["base_nll"]) for r in items], nll)
     res["model"] = args.model
@@ -467,5 +449,39 @@ COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "report": _cmd_repor
             "rare-set": _cmd_rare_set, "rare-nll": _cmd_rare_nll}
 
 
+#: numeric options checked before any work: dest -> (test, what it must be)
+_LIMITS = {
+    "n": (lambda v: v >= 1, ">= 1"),
+    "limit": (lambda v: v >= 1, ">= 1"),
+    "batch_size": (lambda v: v >= 1, ">= 1"),
+    "problems_per_call": (lambda v: v >= 1, ">= 1"),
+    "tp": (lambda v: v >= 1, ">= 1"),
+    "gpu_memory_utilization": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "k_max": (lambda v: v >= 1, ">= 1"),
+    "m": (lambda v: v >= 1, ">= 1"),
+    "iterations": (lambda v: v >= 1, ">= 1"),
+    "alpha": (lambda v: 0 < v < 1, "in (0, 1)"),
+    "workers": (lambda v: v >= 0, ">= 0 (0 = score in this process)"),
+    "timeout_s": (lambda v: v > 0, "> 0 seconds"),
+    "top_frac": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "max_tokens_per_batch": (lambda v: v >= 1, ">= 1"),
+}
+
+
+def _check_limits(args: argparse.Namespace) -> None:
+    for dest, (ok, what) in _LIMITS.items():
+        v = getattr(args, dest, None)
+        if v is not None and not ok(v):
+            raise InputError(f"--{dest.replace('_', '-')} {v}: must be {what}")
+    out_dir = getattr(args, "out_dir", None)
+    if out_dir and Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise InputError(f"--out-dir {out_dir}: is a file; give a folder (it is created if missing)")
+    for flag in ("out", "failures"):
+        path = getattr(args, flag, None)
+        if path and Path(path).is_dir():
+            raise InputError(f"--{flag} {path}: is a folder; give a file name")
+
+
 def run(args: argparse.Namespace) -> int:
+    _check_limits(args)
     return COMMANDS[args.eval_command](args)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from verl_focal.config.errors import InputError
 from verl_focal.eval.backends import BACKENDS, SamplingConfig, request_seed
 from verl_focal.eval.records import existing_counts, repair_tail, write_jsonl_line
 
@@ -39,21 +40,34 @@ def load_problems(path: str, limit: int | None = None) -> list[dict]:
     """Rows of an evaluation parquet as dicts with uid, data_source, messages, ground_truth, extra_info.
 
     The problem uid is ``"<data_source>#<row>"`` (row number in the file), so two runs
-    sampled from the same parquet are paired problem by problem.
+    sampled from the same parquet are paired problem by problem.  A file that is not a
+    parquet, lacks a column or has no usable row is refused (:class:`InputError`); rows
+    without a chat-list ``prompt`` or a ``reward_model.ground_truth`` are left out, and
+    their count and the first one are printed on stderr.
     """
     import pandas as pd
 
-    if not Path(path).exists():
-        raise FileNotFoundError(f"--data {path}: no such file (make one with `verl-focal prep-data`)")
-    df = pd.read_parquet(path)
+    fix = "give an evaluation parquet written by `verl-focal prep-data eval`"
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"--data {path}: {'is a folder' if p.is_dir() else 'no such file'}; {fix}")
+    with open(p, "rb") as fh:
+        head = fh.read(4)
+    if head != b"PAR1":
+        kind = "a JSONL/JSON file" if head[:1] in (b"{", b"[") else "not a parquet file"
+        raise InputError(f"--data {path}: is {kind}, not a parquet file; {fix}")
+    try:
+        df = pd.read_parquet(p)
+    except Exception as e:  # pyarrow's errors for a damaged file
+        raise InputError(f"--data {path}: cannot read it as parquet ({type(e).__name__}: {e}); {fix}") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(
-            f"--data {path}: missing column(s) {missing}; expected verl's RL schema "
-            f"(data_source, prompt [chat list], reward_model.ground_truth, extra_info) "
-            f"as written by `verl-focal prep-data`"
+        raise InputError(
+            f"--data {path}: missing column(s) {missing} (it has {list(df.columns)}); `eval generate` needs "
+            f"verl's RL schema (data_source, prompt as a chat list, reward_model.ground_truth); {fix}"
         )
     rows = []
+    bad: list[tuple[int, str]] = []
     for i, row in enumerate(df.itertuples(index=False)):
         if limit is not None and i >= limit:
             break
@@ -63,15 +77,12 @@ def load_problems(path: str, limit: int | None = None) -> list[dict]:
             and messages
             and all(isinstance(m, dict) and "role" in m and "content" in m for m in messages)
         ):
-            raise ValueError(
-                f"--data {path}: row {i} 'prompt' must be a chat list of {{role, content}} dicts, "
-                f"got {str(messages)[:120]}"
-            )
+            bad.append((i, f"'prompt' is not a chat list of {{role, content}} dicts: {str(messages)[:80]}"))
+            continue
         rm = _plain(row.reward_model)
-        if not isinstance(rm, dict) or "ground_truth" not in rm:
-            raise ValueError(
-                f"--data {path}: row {i} 'reward_model' must be a dict with 'ground_truth', got {str(rm)[:120]}"
-            )
+        if not isinstance(rm, dict) or rm.get("ground_truth") is None:
+            bad.append((i, f"'reward_model' has no 'ground_truth': {str(rm)[:80]}"))
+            continue
         extra = _plain(getattr(row, "extra_info", None)) if "extra_info" in df.columns else None
         rows.append({
             "row": i,
@@ -81,13 +92,21 @@ def load_problems(path: str, limit: int | None = None) -> list[dict]:
             "ground_truth": rm["ground_truth"],
             "extra_info": extra,
         })
+    if bad and not rows:
+        raise InputError(f"--data {path}: no usable row (row {bad[0][0]}: {bad[0][1]}); {fix}")
+    if not rows:
+        raise InputError(f"--data {path}: the parquet has no rows; {fix}")
+    if bad:
+        print(f"--data {path}: left out {len(bad)} of {len(bad) + len(rows)} row(s); first: row {bad[0][0]}: "
+              f"{bad[0][1]}", file=sys.stderr)
     return rows
 
 
 def chat_texts(tokenizer, problems: Sequence[dict], template_kwargs: dict | None = None) -> list[str]:
     """Apply the tokenizer's chat template with a generation prompt (what verl's RL dataset does)."""
     if getattr(tokenizer, "chat_template", None) is None:
-        raise ValueError("the model's tokenizer has no chat_template; the evaluation prompts are chat lists")
+        raise InputError("the model's tokenizer has no chat_template; the evaluation prompts are chat lists: "
+                         "give --model a chat (instruct) model, or add a chat_template to its tokenizer_config.json")
     kw = dict(template_kwargs or {})
     return [
         tokenizer.apply_chat_template(p["messages"], add_generation_prompt=True, tokenize=False, **kw) for p in problems
@@ -100,7 +119,7 @@ def _check_meta(out: Path, meta: dict, resume: bool) -> None:
         old = json.loads(side.read_text())
         diff = {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}
         if diff:
-            raise ValueError(
+            raise InputError(
                 f"{out} was started with other settings {diff} (old, new); resume with the same "
                 f"settings, or pass --overwrite to start again"
             )
@@ -133,15 +152,15 @@ def run_generate(
     (tests, rare-set) pass ready objects.
     """
     if n < 1:
-        raise ValueError(f"--n must be >= 1 samples per problem, got {n}")
+        raise InputError(f"--n must be >= 1 samples per problem, got {n}")
     if backend not in BACKENDS:
-        raise ValueError(f"--backend {backend!r}: choose one of {sorted(BACKENDS)}")
+        raise InputError(f"--backend {backend!r}: choose one of {sorted(BACKENDS)}")
     sampling.validate()
+    problems = load_problems(data, limit)  # before touching the output: a bad --data leaves it as it was
     out_p = Path(out)
     out_p.parent.mkdir(parents=True, exist_ok=True)
     if overwrite and out_p.exists():
         out_p.unlink()
-    problems = load_problems(data, limit)
     meta = {"data": str(Path(data).resolve()), "model": str(model), "n": int(n), "temperature": sampling.temperature,
             "top_p": sampling.top_p, "max_tokens": sampling.max_tokens, "seed": sampling.seed,
             "chat_template_kwargs": chat_template_kwargs or {}}
@@ -150,7 +169,7 @@ def run_generate(
     cut = repair_tail(out_p)
     done, _, stats = existing_counts(out_p)
     if stats.malformed:
-        raise ValueError(f"{out_p} has {stats.malformed} malformed line(s) (lines {stats.malformed_lines[:5]}); "
+        raise InputError(f"{out_p} has {stats.malformed} malformed line(s) (lines {stats.malformed_lines[:5]}); "
                          f"it is not a generate output, or pass --overwrite")
     todo = [p for p in problems if done.get(p["uid"], 0) < n]
     kept = sum(min(done.get(p["uid"], 0), n) for p in problems)

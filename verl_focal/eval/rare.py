@@ -22,7 +22,9 @@ def select_rare(records: Sequence[dict], base_nll: Sequence[float], top_frac: fl
     Each returned record gets ``base_nll``.
     """
     if not 0 < top_frac <= 1:
-        raise ValueError(f"--top-frac must lie in (0, 1], got {top_frac}")
+        from verl_focal.config.errors import InputError
+
+        raise InputError(f"--top-frac must lie in (0, 1], got {top_frac}")
     if len(records) != len(base_nll):
         raise ValueError(f"{len(records)} records but {len(base_nll)} NLL values")
     nll = np.asarray(base_nll, dtype=np.float64)

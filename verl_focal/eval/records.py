@@ -33,13 +33,15 @@ VERL_DUMP_KEYS = frozenset({"input", "output", "gts", "score"})
 
 @dataclass
 class ReadStats:
-    """What :func:`read_jsonl` saw: good records, malformed lines (with line numbers) and
-    whether the file ended in a cut line (a killed writer)."""
+    """What :func:`read_jsonl` saw: good records, malformed lines (with line numbers),
+    whether the file ended in a cut line (a killed writer), and the line number of the
+    record last yielded (``line``)."""
 
     records: int = 0
     malformed: int = 0
     malformed_lines: list[int] = field(default_factory=list)
     truncated_tail: bool = False
+    line: int = 0
 
 
 def read_jsonl(path: str | os.PathLike, stats: ReadStats | None = None) -> Iterator[dict]:
@@ -67,6 +69,7 @@ def read_jsonl(path: str | os.PathLike, stats: ReadStats | None = None) -> Itera
             stats.malformed_lines.append(i + 1)
             continue
         stats.records += 1
+        stats.line = i + 1
         yield obj
 
 
@@ -127,20 +130,159 @@ def from_verl_dump(rec: dict, default_data_source: str = "unknown") -> dict:
 def normalise(rec: dict, default_data_source: str = "unknown") -> dict:
     """Our record (unchanged) or a verl dump line mapped by :func:`from_verl_dump`.
 
-    Raises ``KeyError`` naming the missing field for anything else.
+    Raises ``KeyError`` naming the missing field when a line has no ``uid``.
     """
     if is_verl_dump(rec):
         return from_verl_dump(rec, default_data_source)
-    for key in ("uid", "response"):
-        if key not in rec:
-            raise KeyError(
-                f"record lacks {key!r}: expected a `verl-focal eval generate` line "
-                f"(uid, sample, data_source, response, ground_truth) or a verl validation dump "
-                f"(input, output, gts, score); got keys {sorted(rec)}"
-            )
+    if "uid" not in rec:
+        raise KeyError(
+            f"record lacks 'uid': expected a `verl-focal eval generate` line "
+            f"(uid, sample, data_source, response, ground_truth) or a verl validation dump "
+            f"(input, output, gts, score); got keys {sorted(rec)}"
+        )
     if "data_source" not in rec or rec["data_source"] in (None, ""):
         rec = dict(rec, data_source=default_data_source)
     return rec
+
+
+#: what each reading command needs on a line; ``a|b`` = either field (not null)
+NEEDS: dict[str, tuple[str, ...]] = {
+    "score": ("uid", "response", "ground_truth"),
+    "report": ("uid", "acc|score"),
+    "rare-set": ("uid", "response", "prompt_text", "acc|score|ground_truth"),
+    "rare-nll": ("prompt_text", "response", "base_nll"),
+}
+
+#: the fix to print with each command's refusal: what file to pass instead
+FIX: dict[str, str] = {
+    "score": "pass a JSONL written by `verl-focal eval generate`, or a verl trainer.validation_data_dir dump",
+    "report": "score the run first with `verl-focal eval score` (it writes <out-dir>/scored/<run>.jsonl)",
+    "rare-set": "pass --generations files written by `verl-focal eval generate`",
+    "rare-nll": "pass a rare set written by `verl-focal eval rare-set`",
+}
+
+
+def missing_field(rec: dict, need: Iterable[str]) -> str | None:
+    """The first requirement of ``need`` that ``rec`` fails (``'a'`` or ``'a'/'b'``), or ``None``.
+
+    A field whose value is null counts as missing.
+
+    >>> missing_field({"uid": "u", "acc": None, "score": 1}, ["uid", "acc|score"]) is None
+    True
+    >>> missing_field({"uid": "u", "response": "r"}, ["uid", "response", "ground_truth"])
+    "'ground_truth'"
+    """
+    for req in need:
+        alts = req.split("|")
+        if not any(rec.get(a) is not None for a in alts):
+            return "/".join(repr(a) for a in alts)
+    return None
+
+
+@dataclass
+class LeftOut:
+    """Lines of a run that were not used: counts by reason and the first one (``file:line: why``)."""
+
+    lines: int = 0
+    not_json: int = 0
+    missing: int = 0
+    first: str = ""
+
+    @property
+    def count(self) -> int:
+        return self.not_json + self.missing
+
+    def note(self, where: str) -> None:
+        if not self.first:
+            self.first = where
+
+    def add(self, other: LeftOut) -> None:
+        self.lines += other.lines
+        self.not_json += other.not_json
+        self.missing += other.missing
+        self.note(other.first)
+
+    def summary(self) -> str:
+        """``"left out 3 of 40 line(s) (1 not a JSON object, 2 without a needed field); first: f.jsonl:7: ..."``."""
+        return (f"left out {self.count} of {self.lines} line(s) ({self.not_json} not a JSON object, "
+                f"{self.missing} without a needed field); first: {self.first}")
+
+
+PARQUET_MAGIC = b"PAR1"
+
+
+def _file_kind(path: Path) -> str:
+    """``'parquet'``, ``'empty'``, ``'binary'`` or ``'text'`` from the first bytes of ``path``."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if head.startswith(PARQUET_MAGIC):
+        return "parquet"
+    if not head.strip():
+        return "empty"
+    if b"\x00" in head:
+        return "binary"
+    return "text"
+
+
+def read_records(
+    path: str | os.PathLike,
+    command: str,
+    default_data_source: str = "unknown",
+    label: str = "",
+) -> tuple[list[dict], LeftOut]:
+    """The usable records of one JSONL file for ``command`` (a key of :data:`NEEDS`) and what was left out.
+
+    Refuses (:class:`~verl_focal.config.errors.InputError`, naming the file, the field and the fix) a
+    file that is a parquet or binary file, is empty, or has no line with the fields ``command`` needs.
+    ``label`` prefixes the message (e.g. ``"run grpo: "``).
+    """
+    from verl_focal.config.errors import InputError
+
+    p = Path(path)
+    need, fix = NEEDS[command], FIX[command]
+    if p.is_dir():
+        raise InputError(f"{label}{p}: is a folder, not a JSONL file; {fix}")
+    if not p.exists():
+        raise InputError(f"{label}{p}: no such file; {fix}")
+    kind = _file_kind(p)
+    if kind == "parquet":
+        hint = ("; to sample responses from an evaluation parquet, run `verl-focal eval generate --data "
+                f"{p} --model MODEL --out OUT.jsonl` first" if command in ("score", "rare-set") else "")
+        raise InputError(f"{label}{p}: is a parquet file, not JSONL; {fix}{hint}")
+    if kind == "empty":
+        raise InputError(f"{label}{p}: the file is empty; {fix}")
+    if kind == "binary":
+        raise InputError(f"{label}{p}: is a binary file, not JSONL; {fix}")
+    stats = ReadStats()
+    left = LeftOut()
+    out: list[dict] = []
+    first: tuple[int, str] | None = None  # (line, why) of the first line without a needed field
+    for rec in read_jsonl(p, stats):
+        keys = ", ".join(sorted(rec)) or "no keys"
+        try:
+            rec = normalise(rec, default_data_source) if command != "rare-nll" else rec
+        except KeyError:
+            why = "'uid'"
+        else:
+            why = missing_field(rec, need)
+        if why is None:
+            out.append(rec)
+            continue
+        left.missing += 1
+        if first is None:
+            first = (stats.line, f"lacks {why} (it has {keys})")
+    left.not_json = stats.malformed
+    left.lines = stats.records + stats.malformed
+    if stats.malformed_lines and (first is None or stats.malformed_lines[0] < first[0]):
+        first = (stats.malformed_lines[0], "not a JSON object")
+    if first is not None:
+        left.first = f"{p.name} line {first[0]}: {first[1]}"
+    if not out:
+        if left.missing:
+            raise InputError(f"{label}{p}: no line has the fields `verl-focal eval {command}` needs "
+                             f"({', '.join(r.replace('|', ' or ') for r in need)}; line {first[0]} {first[1]}); {fix}")
+        raise InputError(f"{label}{p}: not JSONL (no line is a JSON object, e.g. line {first[0]}); {fix}")
+    return out, left
 
 
 def is_correct(rec: dict) -> bool:

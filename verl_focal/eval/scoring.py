@@ -24,6 +24,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from verl_focal.config.errors import InputError
+
 DEFAULT_SCORER = "verl_focal.reward:compute_score"
 
 _SCORER: Callable | None = None
@@ -42,15 +44,15 @@ def load_scorer(path: str) -> Callable:
     if not sep:
         mod, _, name = path.rpartition(".")
     if not mod or not name:
-        raise ValueError(f"--scorer {path!r}: expected 'module:function', e.g. {DEFAULT_SCORER}")
+        raise InputError(f"--scorer {path!r}: expected 'module:function', e.g. {DEFAULT_SCORER}")
     try:
         fn = getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError) as e:
-        raise ValueError(
+        raise InputError(
             f"--scorer {path!r}: cannot import ({e}); expected 'module:function', e.g. {DEFAULT_SCORER}"
         ) from e
     if not callable(fn):
-        raise ValueError(f"--scorer {path!r} is not callable")
+        raise InputError(f"--scorer {path!r} is not callable")
     return fn
 
 
@@ -115,7 +117,7 @@ def score_records(
     ``error``).
     """
     if timeout_s <= 0:
-        raise ValueError(f"--timeout-s must be > 0 seconds, got {timeout_s}")
+        raise InputError(f"--timeout-s must be > 0 seconds, got {timeout_s}")
     load_scorer(scorer)  # fail early, in the parent, with a clear message
     items = [(r.get("data_source"), r.get("response"), r.get("ground_truth"), r.get("extra_info")) for r in records]
     from tqdm import tqdm

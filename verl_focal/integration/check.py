@@ -1,4 +1,4 @@
-"""``verl-focal check [hydra overrides...]``: a loud pre-flight.
+"""``verl-focal check [hydra overrides...]``: a pre-flight of a training config.
 
 verl swallows plugin import errors (DEBUG level), so a broken install shows up
 only later as "Unknown advantage estimator".  This command:
@@ -7,26 +7,36 @@ only later as "Unknown advantage estimator".  This command:
    and verifies that the ``verl.plugins`` entry point registered our estimators
    and the hooked trainer modes;
 2. composes our packaged config with your overrides and validates our sections
-   and verl's own config checks;
-   (:func:`verl_focal.integration.preflight.validate_start`: estimator name, our
-   sections, the partitioner resolved and its kwargs, name collisions);
+   and verl's own config checks
+   (:func:`verl_focal.integration.preflight.validate_all`: estimator name, our
+   sections, the partitioner resolved and its kwargs, name collisions, verl's
+   ``validate_config``);
 3. for the judge partitioner, checks that the server is reachable, the key
    variable is set and the model is known;
 4. warns (one line each) where the installed engine, torch or transformers differ
    from verl's own pins;
-5. prints the resolved ``algorithm`` section; exits 2 on any problem.
+5. prints what it checked and the resolved ``algorithm`` section (``--verbose``: the
+   whole config); exits 2 on any problem, and says OK only when nothing failed.
+
+``import verl`` costs seconds (torch), so it happens once: steps 1-4 run in the
+fresh process, while this process composes the config without importing verl (an
+override typo is reported at once).  ``--skip-probe`` runs steps 2-4 here instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+import warnings
 
-__all__ = ["add_arguments", "run", "probe_fresh_process"]
+__all__ = ["add_arguments", "run", "probe_fresh_process", "validate_here"]
 
+#: runs in a fresh interpreter: `import verl` first (the probe: only the entry point may load us), then the checks
 _PROBE = r"""
 import json, sys
 out = {"ok": True, "problems": []}
@@ -39,28 +49,39 @@ try:
     out["collisions"] = collisions()
     from verl.trainer.ppo.v1 import trainer_base
     out["trainer_modes"] = sorted(n for n in trainer_base.TRAINER_REGISTRY if n.startswith("focal_"))
+    from verl_focal.integration.registration import register_all
+    out["expected"] = register_all()  # after the snapshot above: what the plugin should have registered
 except Exception as e:
     out["ok"] = False
     out["problems"].append(f"{type(e).__name__}: {e}")
-print("VERL_FOCAL_PROBE " + json.dumps(out))
+if len(sys.argv) > 1 and out["ok"]:  # the checks, on the config the parent composed (YAML on stdin)
+    from verl_focal.integration.check import validate_here
+    req = json.loads(sys.argv[1])
+    out["checks"] = validate_here(req["overrides"], skip_judge=req["skip_judge"], verbose=req["verbose"],
+                                  config_yaml=sys.stdin.read() or None)
+print("VERL_FOCAL_PROBE " + json.dumps(out), flush=True)
+import os
+os._exit(0)  # skip the interpreter's teardown of torch, ray & co. (over a second of CPU); nothing is left to save
 """
+
+
+def _parse_probe(proc_stdout: str, returncode: int, stderr: str) -> dict:
+    for line in proc_stdout.splitlines():
+        if line.startswith("VERL_FOCAL_PROBE "):
+            return json.loads(line[len("VERL_FOCAL_PROBE ") :])
+    last = [ln.strip() for ln in stderr.splitlines() if ln.strip()][-1:] or ["no output"]
+    return {"ok": False, "problems": [f"the fresh `import verl` process exited {returncode}: {last[0][-500:]} "
+                                      f"(run `python -c 'import verl'` to see the whole error)"]}
 
 
 def probe_fresh_process(timeout: float = 300.0) -> dict:
     """Import verl in a new interpreter and report what our plugin registered."""
-    env = dict(os.environ)
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout, env=env, check=False
-    )
-    for line in proc.stdout.splitlines():
-        if line.startswith("VERL_FOCAL_PROBE "):
-            return json.loads(line[len("VERL_FOCAL_PROBE ") :])
-    return {"ok": False, "problems": [f"probe process exited {proc.returncode}: {proc.stderr.strip()[-2000:]}"]}
+    proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ), check=False)
+    return _parse_probe(proc.stdout, proc.returncode, proc.stderr)
 
 
 def _plugin_problems(probe: dict) -> list[str]:
-    from verl_focal.integration.registration import register_all
-
     problems = list(probe.get("problems", []))
     if not probe.get("ok", False):
         return problems
@@ -70,7 +91,13 @@ def _plugin_problems(probe: dict) -> list[str]:
             "(reinstall with `pip install -e .` / `pip install verl-focal`) or disabled by VERL_USE_EXTERNAL_PLUGINS"
         )
     held = probe.get("collisions", {})
-    for name in register_all():
+    if "expected" in probe:
+        expected = probe["expected"]
+    else:  # a probe result from elsewhere: ask this process (imports verl)
+        from verl_focal.integration.registration import register_all
+
+        expected = register_all()
+    for name in expected:
         if name not in probe.get("estimators", []) and name not in held:
             problems.append(
                 f"estimator {name!r} is not registered after `import verl`; run "
@@ -84,58 +111,213 @@ def _plugin_problems(probe: dict) -> list[str]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, as for python -m verl_focal.main_ppo")
     parser.add_argument("--skip-probe", action="store_true",
-                        help="skip the fresh-process plugin probe (saves one `import verl`, ~10 s)")
+                        help="skip the fresh-process plugin probe and run the checks in this process")
     parser.add_argument("--skip-judge", action="store_true", help="do not contact the judge server")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="print the whole resolved config, not only the algorithm section")
 
 
-def run(args: argparse.Namespace) -> int:
-    from verl_focal.integration.registration import collisions, register_all
-    from verl_focal.integration.versions import version_mismatches
+def _warning_line(w: warnings.WarningMessage) -> str:
+    """One line per warning, naming where it comes from (verl's warnings are verl's, not ours)."""
+    text = " ".join(str(w.message).split())
+    src = str(w.filename)
+    if text.startswith("verl: ") or "/verl/" in src or src.startswith("verl."):
+        return "verl: " + text.removeprefix("verl: ")
+    return text
 
-    problems: list[str] = []
-    if not args.skip_probe:
-        probe = probe_fresh_process()
-        problems += _plugin_problems(probe)
-        print(
-            f"[plugin] verl {probe.get('verl_version', '?')}; estimators registered by `import verl`: "
-            f"{probe.get('estimators', [])}; trainer modes: {probe.get('trainer_modes', [])}"
-        )
 
+def _worth_reporting(w: warnings.WarningMessage) -> bool:
+    """verl's config-check warnings and other user-facing ones; not import-time deprecation notices of
+    libraries (hidden by Python's default filters too) or the optional-engine notices."""
+    if str(w.message).startswith("verl: "):
+        return True
+    if issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning)):
+        return False
+    return "engine is not available" not in str(w.message)
+
+
+def _bindings_line() -> str:
+    """Which of verl's ``compute_advantage`` bindings carry our hook in a process that imported verl's
+    trainers (docs/compatibility.md): the separated trainers' is hooked on import by the plugin, the
+    legacy trainer's by our entry point's TaskRunner when it starts."""
+    from verl_focal.integration.dataproto_hook import hooked_bindings
+
+    parts = []
+    for module, hooked in hooked_bindings().items():
+        if hooked:
+            parts.append(f"{module} (hooked)")
+        elif module == "verl.trainer.ppo.ray_trainer":
+            parts.append(f"{module} (hooked by our legacy TaskRunner at start-up)")
+        else:
+            parts.append(f"{module} (NOT hooked)")
+    return "hook: v1 trainer modes focal_*; compute_advantage bindings " + "; ".join(parts)
+
+
+def _sections_used(estimator: str) -> set[str]:
+    """Our ``algorithm.*`` sections that ``estimator`` reads."""
+    name = estimator.removeprefix("verl_focal.")
+    return {"f_grpo": {"focal"}, "cue_grpo": {"cue"}, "f_cue_grpo": {"focal", "cue"}, "passk_grpo": {"passk"},
+            "unlikely_grpo": {"unlikely"}}.get(name, set())
+
+
+def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool = False,
+                  config_yaml: str | None = None) -> dict:
+    """Steps 2-4 in this process (which imports verl): ``{"problems", "warnings", "checked", "algorithm", "full"}``.
+
+    ``config_yaml``: the config already composed from ``overrides`` (by the parent process), else it is
+    composed here.
+
+    verl's own prints (``[validate_config] All configuration checks passed``) are dropped, and its warnings
+    are returned as lines naming verl, so that a later failure is never preceded by a "passed".
+    """
     from omegaconf import OmegaConf
 
     from verl_focal.config.errors import UserError
-    from verl_focal.integration.preflight import compose_config, validate_all
+    from verl_focal.integration.quiet import quiet_optional_engines
+    from verl_focal.integration.registration import collisions, get_spec, register_all
+    from verl_focal.integration.versions import version_mismatches
 
-    register_all()
-    for name, other in sorted(collisions().items()):
-        print(f"[warning] verl's estimator {name!r} is {other}, not verl-focal's; use "
-              f"algorithm.adv_estimator=verl_focal.{name.split('.')[-1]} for ours", file=sys.stderr)
-    for line in version_mismatches():
-        print(f"[warning] {line}", file=sys.stderr)
-    config = None
-    try:
-        config = compose_config(args.overrides)
-        sections = validate_all(config)
-    except UserError as e:
-        problems.append(f"config: {e}")
-        sections = None
+    quiet_optional_engines()
+    out: dict = {"problems": [], "warnings": [], "checked": [], "algorithm": None, "full": None}
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("always")
+        quiet_optional_engines()
+        register_all()
+        for name, other in sorted(collisions().items()):
+            out["warnings"].append(f"verl's estimator {name!r} is {other}, not verl-focal's; use "
+                                   f"algorithm.adv_estimator=verl_focal.{name.split('.')[-1]} for ours")
+        out["warnings"] += version_mismatches()
+        try:
+            from verl_focal.integration.preflight import compose_config, validate_all
 
-    if sections is not None and config is not None:
-        from verl_focal.integration.registration import get_spec
+            if config_yaml is not None:
+                config = OmegaConf.create(config_yaml)
+            else:
+                config = compose_config(overrides)
+            sections = validate_all(config)
+        except UserError as e:
+            out["problems"].append(f"config: {e}")
+            sections = config = None
+    out["warnings"] += [_warning_line(w) for w in caught if _worth_reporting(w)]
+    if sections is None:
+        return out
+    est = str(config.algorithm.adv_estimator)
+    out["checked"].append(_bindings_line())
+    used = _sections_used(est)
+    ours = ", ".join(f"algorithm.{s}" for s in sorted(used)) or "none used"
+    out["checked"].append(f"config: algorithm.adv_estimator={est}; our sections ({ours}) and verl's validate_config")
+    spec = get_spec(config.algorithm.adv_estimator)
+    uses_cue = spec is not None and spec.prepare is not None
+    if uses_cue:
+        part = sections["cue"].partitioner
+        out["checked"].append(f"partitioner: {part!r} resolved, its kwargs bind, cue set "
+                              f"{sections['cue'].cue_set!r} loads")
+        if part == "judge":
+            if skip_judge:
+                out["checked"].append("judge: not contacted (--skip-judge)")
+            else:
+                from verl_focal.partition.judge import check_judge
 
-        spec = get_spec(config.algorithm.adv_estimator)
-        uses_cue = spec is not None and spec.prepare is not None
-        if uses_cue and sections["cue"].partitioner == "judge" and not args.skip_judge:
-            from verl_focal.partition.judge import check_judge
+                problems = check_judge(sections["cue"].judge)
+                out["problems"] += [f"judge: {p}" for p in problems]
+                if not problems:
+                    out["checked"].append(f"judge: {sections['cue'].judge.base_url} serves "
+                                          f"{sections['cue'].judge.model!r}")
+    algo = OmegaConf.to_container(config.algorithm, resolve=True)
+    out["algorithm"] = {k: v for k, v in algo.items() if k not in ("focal", "cue", "passk", "unlikely") or k in used}
+    out["unused_sections"] = [k for k in ("focal", "cue", "passk", "unlikely") if k in algo and k not in used]
+    if verbose:
+        out["full"] = OmegaConf.to_yaml(config, resolve=True)
+    return out
 
-            problems += [f"judge: {p}" for p in check_judge(sections["cue"].judge)]
-        print("[config] resolved algorithm section:")
-        print(OmegaConf.to_yaml(config.algorithm, resolve=True))
 
+def _scalar(v) -> str:
+    return json.dumps(v) if isinstance(v, (bool, dict, list)) or v is None else str(v)
+
+
+def _compact(algorithm: dict) -> list[str]:
+    """The algorithm section in few lines: verl's nested sections on one line each, ours in block form
+    (the judge sub-section only when the judge partitions)."""
+    lines = []
+    for key, val in algorithm.items():
+        if key == "_target_":
+            continue
+        if not isinstance(val, dict):
+            lines.append(f"  {key}: {_scalar(val)}")
+            continue
+        val = {k: v for k, v in val.items() if k != "_target_"}
+        if key not in ("focal", "cue", "passk", "unlikely"):
+            lines.append(f"  {key}: {json.dumps(val)}")
+            continue
+        lines.append(f"  {key}:")
+        for k, v in val.items():
+            if key == "cue" and k == "judge" and val.get("partitioner") != "judge":
+                lines.append(f"    judge: (not used: partitioner={val.get('partitioner')})")
+            elif isinstance(v, dict) and k == "judge":
+                lines.append("    judge:")
+                lines += [f"      {a}: {_scalar(b)}" for a, b in v.items()]
+            else:
+                lines.append(f"    {k}: {_scalar(v)}")
+    return lines
+
+
+def _report(problems: list[str], warns: list[str], checked: list[str], result: dict | None, verbose: bool) -> int:
+    """FAILED and the problems (nothing else), or OK, the warnings, what was checked and the algorithm section."""
+    if not problems:
+        for w in dict.fromkeys(warns):  # once each, in order
+            print(f"[warning] {w}", file=sys.stderr)
     if problems:
         print("verl-focal check FAILED:", file=sys.stderr)
         for p in problems:
             print(f"  - {p}", file=sys.stderr)
         return 2
-    print("verl-focal check OK")
+    print("verl-focal check: OK")
+    for c in checked:
+        print(f"  checked {c}")
+    if result and result.get("algorithm") is not None:
+        unused = result.get("unused_sections") or []
+        note = f"not shown: {', '.join(unused)}, which this estimator does not read; " if unused else ""
+        print(f"resolved algorithm section ({note}--verbose prints the whole config):")
+        print("\n".join(_compact(result["algorithm"])))
+    if verbose and result and result.get("full"):
+        print("resolved config:")
+        print(result["full"], end="")
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from verl_focal.config.errors import UserError
+    from verl_focal.integration.preflight import compose_config
+
+    if args.skip_probe:
+        res = validate_here(args.overrides, skip_judge=args.skip_judge, verbose=args.verbose)
+        return _report(res["problems"], res["warnings"], res["checked"], res, args.verbose)
+
+    request = json.dumps({"overrides": list(args.overrides), "skip_judge": bool(args.skip_judge),
+                          "verbose": bool(args.verbose)})
+    child = subprocess.Popen([sys.executable, "-c", _PROBE, request], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:  # while the child imports verl: compose here, without `import verl`; an override typo is reported now
+        from omegaconf import OmegaConf
+
+        config_yaml = OmegaConf.to_yaml(compose_config(args.overrides))
+    except UserError as e:
+        child.kill()
+        child.communicate()
+        return _report([f"config: {e}"], [], [], None, args.verbose)
+    try:
+        stdout, stderr = child.communicate(input=config_yaml, timeout=300)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        stdout, stderr = child.communicate()
+    probe = _parse_probe(stdout, child.returncode, stderr)
+    problems = _plugin_problems(probe)
+    res = probe.get("checks") or {"problems": [], "warnings": [], "checked": []}
+    checked = []
+    if not problems:
+        modes = ", ".join(probe.get("trainer_modes", []))
+        ours = [e for e in probe.get("estimators", []) if not e.startswith("verl_focal.")]
+        checked.append(f"plugin: `import verl` (verl {probe.get('verl_version', '?')}) in a fresh process loaded "
+                       f"verl_focal.plugin: estimators {', '.join(ours)} (+ verl_focal.* aliases); "
+                       f"trainer modes {modes}")
+    return _report(problems + res["problems"], res["warnings"], checked + res["checked"], res, args.verbose)

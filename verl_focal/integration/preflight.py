@@ -22,6 +22,7 @@ and the hooked trainer call these; nothing here imports from an entry point.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from omegaconf import DictConfig
 
 __all__ = ["validate_start", "validate_all", "compose_config", "check_estimator_name", "check_partitioner",
-           "CONFIG_MODULE", "CONFIG_NAME"]
+           "check_local_paths", "verl_config_searchpath", "CONFIG_MODULE", "CONFIG_NAME"]
 
 
 def _verl_estimator_names() -> list[str]:
@@ -206,9 +207,28 @@ def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: s
     )
 
 
+def verl_config_searchpath() -> str | None:
+    """verl's packaged config folder as a ``file://`` search path, found without importing verl.
+
+    The packaged YAML names ``pkg://verl.trainer.config``, which makes Hydra import ``verl`` (and with it
+    torch: seconds) just to locate verl's YAML files; composing from the folder needs neither.  ``None``
+    when verl is not installed as a plain folder (then the ``pkg://`` path is used).
+    """
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("verl")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = os.path.join(list(spec.submodule_search_locations)[0], "trainer", "config")
+    if "'" in folder or not os.path.isfile(os.path.join(folder, "ppo_trainer.yaml")):
+        return None
+    return f"file://{folder}"
+
+
 def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG_NAME,
                    trainer: str = "ppo") -> DictConfig:
-    """Compose a trainer's config plus our sections with Hydra overrides (no Ray, no model).
+    """Compose a trainer's config plus our sections with Hydra overrides (no Ray, no model, no ``import verl``).
 
     ``trainer`` (:data:`TRAINERS`): ``ppo`` composes our packaged ``focal_trainer.yaml`` (verl's
     ``ppo_trainer`` + ``sections/focal.yaml``); ``one_step_off`` / ``fully_async`` compose verl's
@@ -229,15 +249,21 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
     if trainer not in TRAINERS:
         raise ConfigError(f"unknown trainer {trainer!r}{did_you_mean(trainer, list(TRAINERS))}; "
                           f"choose one of {list(TRAINERS)}")
+    given = list(overrides or [])
+    search = verl_config_searchpath()  # verl's YAML folder, so that composing does not import verl
+    user_search = any(o.lstrip("+~").startswith("hydra.searchpath") for o in given)
     GlobalHydra.instance().clear()
     try:
         if TRAINERS[trainer] is None:
+            if search and not user_search:
+                given = [f"hydra.searchpath=['{search}']", *given]
             with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
-                return compose(config_name=config_name, overrides=list(overrides or []))
+                return compose(config_name=config_name, overrides=given)
         config_dir, name = _trainer_config_dir(trainer)
-        ours = [f"hydra.searchpath=[pkg://verl.trainer.config,pkg://{CONFIG_MODULE}]", "+sections=focal"]
+        verl_path = f"'{search}'" if search else "pkg://verl.trainer.config"
+        ours = [f"hydra.searchpath=[{verl_path},pkg://{CONFIG_MODULE}]", "+sections=focal"]
         with initialize_config_dir(config_dir=config_dir, version_base=None):
-            return compose(config_name=name, overrides=ours + list(overrides or []))
+            return compose(config_name=name, overrides=ours + given)
     except HydraException as e:
         msg = str(e)
         m = re.search(r"Could not override '([^']+)'", msg)
@@ -286,10 +312,109 @@ def validate_all(config: DictConfig) -> dict:
 
     require_contract(full=True)
     sections = validate_start(config)
-    try:
-        validate_config(
-            config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config)
-        )
-    except (AssertionError, ValueError, TypeError, KeyError, HydraException) as e:  # verl's own config checks
-        raise ConfigError(f"verl's config check: {_one_line(e)}") from e
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            validate_config(
+                config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config)
+            )
+        except (AssertionError, ValueError, TypeError, KeyError, HydraException) as e:  # verl's own config checks
+            raise ConfigError(f"verl's config check: {_one_line(e)}{_micro_batch_hint(e)}") from e
+    for w in caught:  # verl warns with a stacklevel that points at this file: name verl as the source
+        warnings.warn_explicit(f"verl: {w.message}", w.category, filename=VERL_WARNING_SOURCE, lineno=0,
+                               module="verl.utils.config")
     return sections
+
+
+#: the "file" verl's config-check warnings are reported at (they come from verl's own code)
+VERL_WARNING_SOURCE = "verl.utils.config.validate_config"
+
+MICRO_BATCH_KEYS = (
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
+)
+
+
+def _micro_batch_hint(e: BaseException) -> str:
+    """verl has no default for its per-GPU micro-batch sizes; say which keys to set, and why."""
+    if "micro_batch_size" not in str(e):
+        return ""
+    return ("; verl has no default for the per-GPU micro-batch sizes (sequences per GPU per forward pass: "
+            "memory, not results): set " + ", ".join(f"{k}=N" for k in MICRO_BATCH_KEYS)
+            + ", or use_dynamic_bsz=true")
+
+
+def _local_paths(config: Any) -> list[tuple[str, str, str]]:
+    """(key, path, kind) of the local files and folders a run reads before its first step."""
+    from omegaconf import OmegaConf
+
+    def get(key: str) -> Any:
+        return OmegaConf.select(config, key, default=None)
+
+    out: list[tuple[str, str, str]] = []
+    for key in ("data.train_files", "data.val_files"):
+        val = get(key)
+        files = [val] if isinstance(val, str) else list(val or [])
+        for i, f in enumerate(files):
+            out.append((key if isinstance(val, str) else f"{key}[{i}]", str(f), "data"))
+    out.append(("actor_rollout_ref.model.path", get("actor_rollout_ref.model.path"), "model"))
+    tok = get("actor_rollout_ref.model.tokenizer_path")
+    if tok:
+        out.append(("actor_rollout_ref.model.tokenizer_path", tok, "model"))
+    if get("critic.enable"):
+        out.append(("critic.model.path", get("critic.model.path"), "model"))
+    return [(k, str(p), kind) for k, p, kind in out if p]
+
+
+def looks_like_hub_name(name: str) -> bool:
+    """``org/name`` (a Hugging Face hub id) rather than a path: one slash, no leading ``/ . ~``.
+
+    >>> looks_like_hub_name("Qwen/Qwen2.5-7B"), looks_like_hub_name("/models/Qwen2.5-7B"), looks_like_hub_name("a/b/c")
+    (True, False, False)
+    """
+    import re
+
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", name)) and not name.startswith((".", "~"))
+
+
+def check_local_paths(config: Any) -> None:
+    """Refuse, in one line, data files and model folders that do not exist on this machine.
+
+    Remote locations (``hdfs://``, ``s3://``, ...) are not checked, nor model names that look like hub ids
+    (``Qwen/Qwen2.5-7B``) and are not a local path: the check runs offline.
+    """
+    import os
+
+    missing: list[str] = []
+    lists: dict[str, list[str]] = {}  # data.val_files -> the missing entries of that list
+    counts: dict[str, int] = {}
+    for key, path, kind in _local_paths(config):
+        if "://" in path:
+            continue
+        local = os.path.expanduser(path)
+        base = key.split("[", 1)[0]
+        counts[base] = counts.get(base, 0) + 1
+        if kind == "model":
+            if os.path.exists(local) or looks_like_hub_name(path):
+                continue
+            missing.append(f"{key}={path} (no such folder, and not a hub name like Qwen/Qwen2.5-7B)")
+        elif not os.path.isfile(local):
+            what = f"{path} ({'a folder, not a file' if os.path.isdir(local) else 'no such file'})"
+            if "[" in key:
+                lists.setdefault(base, []).append(what)
+            else:
+                missing.append(f"{key}={what}")
+    for base, items in lists.items():  # a list of files: how many are missing, and the first
+        if len(items) == 1:
+            missing.append(f"{base}: {items[0]}")
+        else:
+            missing.append(f"{base}: {len(items)} of {counts[base]} missing, e.g. {items[0]}")
+    if missing:
+        fixes = []
+        if any(m.startswith("data.") for m in missing):
+            fixes.append("make the data with `verl-focal prep-data` (docs/recipes.md) or point data.* at "
+                         "existing files")
+        if any(not m.startswith("data.") for m in missing):
+            fixes.append("give an existing model folder or a hub name")
+        raise ConfigError(f"missing local input: {'; '.join(missing)}; {', and '.join(fixes)}")

@@ -47,20 +47,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def load_groups(path: str | Path) -> list[tuple[str | None, list[str]]]:
     """Read ``(problem, solutions)`` pairs from a JSONL file; errors name the line and the fix."""
     groups = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as e:
-                raise ValueError(f"{path}:{lineno}: not JSON ({e})") from None
-            sols = obj.get("solutions", obj.get("responses")) if isinstance(obj, dict) else None
-            if not isinstance(sols, list) or not all(isinstance(s, str) for s in sols):
-                raise ValueError(f"{path}:{lineno}: needs a 'solutions' list of strings "
-                                 "(the correct solutions of one problem)")
-            problem = obj.get("problem")
-            groups.append((str(problem) if problem is not None else None, sols))
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.readlines()
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a UTF-8 text file (byte {e.object[e.start]:#04x} at offset {e.start}); "
+                         "give a JSONL file, one group per line") from None
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            raise ValueError(f"{path}:{lineno}: not JSON ({e})") from None
+        sols = obj.get("solutions", obj.get("responses")) if isinstance(obj, dict) else None
+        if not isinstance(sols, list) or not all(isinstance(s, str) for s in sols):
+            raise ValueError(f"{path}:{lineno}: needs a 'solutions' list of strings "
+                             "(the correct solutions of one problem)")
+        problem = obj.get("problem")
+        groups.append((str(problem) if problem is not None else None, sols))
     return groups
 
 
@@ -125,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     from verl_focal.partition.base import get_partitioner
     from verl_focal.partition.judge import JudgePartitioner, check_judge
 
+    if args.out and Path(args.out).is_dir():  # before any request, not after the last one
+        raise InputError(f"--out {args.out}: is a folder; give a file name for the JSONL rows")
     try:
         groups = load_groups(args.path)
         section = _judge_section(args.config)

@@ -29,15 +29,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
+def _read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not a UTF-8 text file (byte {e.object[e.start]:#04x} at offset {e.start}); "
+                         f"give a plain-text trace or a .jsonl file of traces") from None
+    if "\x00" in text:
+        raise InputError(f"{path}: a binary file (it holds NUL bytes, first at offset {text.index(chr(0))}); "
+                         f"give a plain-text trace or a .jsonl file of traces")
+    return text
+
+
 def _read(files: list[str], field: str) -> list[tuple[str, str]]:
     out = []
     for path in files:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+        text = _read_text(path)
         if path.endswith(".jsonl"):
             for k, line in enumerate(text.splitlines()):
                 if not line.strip():
                     continue
-                obj = json.loads(line)
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise InputError(f"{path}:{k + 1}: not JSON ({e.msg}); one trace per line: a JSON string, "
+                                     f"or an object whose --field {field!r} holds the text") from None
                 if isinstance(obj, dict):
                     if field not in obj:
                         raise ValueError(f"{path}:{k + 1}: no field {field!r}; choose it with --field")
@@ -59,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
         part = StrategyCuePartitioner(cue_set=args.cue_set, epsilon=args.epsilon, rho=args.rho, backend=args.backend)
     except OSError as e:
         raise InputError(f"{e.filename or args.files}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:  # the traces are read above, so this is the catalogue file
+        raise InputError(f"--cue-set {args.cue_set}: not a UTF-8 text file (byte {e.object[e.start]:#04x} at "
+                         f"offset {e.start}); give a catalogue name (math_v1) or a .yaml/.json file") from None
     except ValueError as e:
         raise InputError(str(e)) from None
     ex = get_extractor(args.cue_set, args.backend)

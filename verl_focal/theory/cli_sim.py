@@ -4,7 +4,7 @@ Examples::
 
     verl-focal sim --quick                      # < 1 min, shows the regimes
     verl-focal sim                              # the paper's full sweep (17 N x 2 gamma x 4 seeds x 1000 steps)
-    verl-focal sim --mu 0.3 --tau 1e-4 --n-grid 4..4096 --steps 200   # your own policy / grid
+    verl-focal sim --mu 0.3 --tau 1e-4 --n-grid 4-4096 --steps 200   # your own policy / grid
 
 Writes ``<out-dir>/<name>.csv`` (every recorded point) and ``<name>.png`` (M_ret
 against N, one line per gamma, with a tail-miss panel); prints a summary table.
@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import time
+
+from verl_focal.config.errors import InputError
 
 from .sim import (
     SimConfig,
@@ -35,9 +37,12 @@ from .tail_miss import tail_miss_argmax, tail_miss_probability
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="quick preset: 9 group sizes (powers of 4 from 2), 1 seed, 100 steps; < 1 min on 2 cores")
-    parser.add_argument("--n-grid", nargs="+", help="group sizes, e.g. 2..131072 (powers of two) or 8,16,64")
+    parser.add_argument("--n-grid", nargs="+",
+                        help="group sizes: integers and/or ranges LO-HI, meaning the powers of two from LO to HI, "
+                             "e.g. 2-131072 or 8,16,64 (LO..HI is accepted too)")
     parser.add_argument("--gammas", nargs="+", type=float, help="focal exponents (default 0 1)")
-    parser.add_argument("--seeds", nargs="+", type=int, help="seeds (default 0 1 2 3; quick: 0)")
+    parser.add_argument("--seeds", nargs="+", metavar="SEED",
+                        help="seeds: numbers and/or inclusive ranges LO-HI, e.g. 0-3 (default 0-3; quick: 0)")
     parser.add_argument("--steps", type=int, help="update steps per run (default 1000; quick: 100)")
     parser.add_argument("--eta", type=float, help="step size (default 1e-2)")
     parser.add_argument("--objective", choices=["prob", "logprob"],
@@ -48,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-actions", type=int, help="number of actions (default 128000)")
     parser.add_argument("--n-correct", type=int, help="number of correct actions (default 10000)")
     parser.add_argument("--record-every", type=int, help="record M_ret every this many steps (default 100)")
-    parser.add_argument("--out-dir", default="outputs/theory", help="where the CSV and PNG go (default outputs/theory)")
+    parser.add_argument("--out-dir", default="outputs/theory", metavar="DIR",
+                        help="where the CSV and PNG go (default outputs/theory)")
     parser.add_argument("--name", help="file stem (default sim or sim_quick)")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -56,6 +62,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="re-draw STEM.png from STEM.csv + STEM.json of an earlier run (no simulation)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: on a shared 2-core machine one thread was faster)")
+
+
+def parse_seeds(tokens: list[str]) -> tuple[int, ...]:
+    """Seeds from ``0 1 2`` and/or inclusive ranges ``0-3`` (``0..3`` is accepted too).
+
+    >>> parse_seeds(["0-2", "7"])
+    (0, 1, 2, 7)
+    """
+    import re
+
+    out: list[int] = []
+    for tok in tokens:
+        m = re.fullmatch(r"(\d+)(?:-|\.\.)(\d+)", tok)
+        if m and int(m.group(2)) >= int(m.group(1)):
+            out.extend(range(int(m.group(1)), int(m.group(2)) + 1))
+        elif re.fullmatch(r"\d+", tok):
+            out.append(int(tok))
+        else:
+            raise ValueError(f"--seeds: {tok!r} is not a seed (>= 0) or an inclusive range like 0-3")
+    return tuple(out)
 
 
 def build_config(args: argparse.Namespace) -> SimConfig:
@@ -66,7 +92,7 @@ def build_config(args: argparse.Namespace) -> SimConfig:
     if args.gammas:
         over["gammas"] = tuple(args.gammas)
     if args.seeds is not None:
-        over["seeds"] = tuple(args.seeds)
+        over["seeds"] = parse_seeds(args.seeds)
     for key in ("steps", "eta", "objective", "mu", "tau", "n_actions", "n_correct", "record_every"):
         val = getattr(args, key)
         if val is not None:
@@ -81,15 +107,18 @@ def run(args: argparse.Namespace) -> int:
         try:
             res = read_results(args.replot + ".csv", args.replot + ".json")
         except (OSError, KeyError, ValueError) as exc:
-            raise SystemExit(f"verl-focal sim --replot: cannot read {args.replot}.csv/.json: {exc}") from None
+            raise InputError(f"--replot {args.replot}: cannot read {args.replot}.csv/.json ({exc}); give the "
+                             f"file stem of an earlier run, e.g. outputs/theory/sim") from None
         plot_results(res, args.replot + ".png")
         print(f"wrote {args.replot}.png")
         return 0
+    if os.path.exists(args.out_dir) and not os.path.isdir(args.out_dir):
+        raise InputError(f"--out-dir {args.out_dir}: is a file; give a folder (it is created if missing)")
     try:
         cfg = build_config(args)
     except ValueError as exc:
         given = f" (--n-grid {' '.join(args.n_grid)})" if args.n_grid and "int()" in str(exc) else ""
-        raise SystemExit(f"verl-focal sim: {exc}{given}") from None
+        raise InputError(f"{exc}{given}") from None
     name = args.name or ("sim_quick" if args.quick else "sim")
     mu, tau = initial_masses(cfg)
     print(f"App. J simulation: K={cfg.n_actions} actions, {cfg.n_correct} correct, initial correct mass {mu:.4f}, "

@@ -22,8 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_mutually_exclusive_group()
     g.add_argument("--tau", type=float, help="mass of the rare-correct subset, 0 < tau < mu")
     g.add_argument("--rho", type=float, help="rare fraction of the correct mass: tau = rho * mu")
-    parser.add_argument("--n", nargs="+", default=["1..131072"],
-                        help="group sizes: integers and/or ranges LO..HI of powers of two (default 1..131072)")
+    parser.add_argument("--n", nargs="+", default=["1-131072"],
+                        help="group sizes: integers and/or ranges LO-HI, meaning the powers of two from LO to HI "
+                             "(LO..HI is accepted too; default 1-131072)")
     parser.add_argument("--spec-table", action="store_true",
                         help="print the paper's argmax table (mu, rho -> argmax N) next to ours and exit")
 

@@ -84,7 +84,7 @@ class SimConfig:
 
 
 def paper_config(**overrides) -> SimConfig:
-    """The full App. J sweep: N = 2..2^17, gamma in {0, 1}, 1000 steps, 4 seeds."""
+    """The full App. J sweep: N = 2, 4, ..., 2^17, gamma in {0, 1}, 1000 steps, 4 seeds."""
     return replace(SimConfig(), **overrides).validate()
 
 
@@ -142,16 +142,21 @@ def initial_masses(cfg: SimConfig) -> tuple[float, float]:
 
 
 def parse_group_sizes(text: str | Sequence[str]) -> tuple[int, ...]:
-    """Parse an N grid: ``"2..131072"`` (powers of two), ``"8,16,64"`` or a list of strings."""
+    """Parse an N grid: ``"2-131072"`` (the powers of two from 2 to 131072; ``2..131072`` is
+    accepted too), ``"8,16,64"`` or a list of strings."""
+    import re
+
     parts: Iterable[str] = [text] if isinstance(text, str) else text
     out: list[int] = []
     for part in parts:
         for tok in str(part).replace(" ", ",").split(","):
             if not tok:
                 continue
-            if ".." in tok:
-                a, b = tok.split("..", 1)
-                lo, hi = int(a), int(b)
+            rng = re.fullmatch(r"(\d+)(?:-|\.\.)(\d+)", tok)
+            if rng or ".." in tok:
+                if not rng:
+                    raise ValueError(f"bad N range {tok!r}: expected LO-HI with integers, e.g. 2-1024")
+                lo, hi = int(rng.group(1)), int(rng.group(2))
                 if lo < 1 or hi < lo:
                     raise ValueError(f"bad N range {tok!r}: need 1 <= lo <= hi")
                 k = lo
@@ -162,7 +167,7 @@ def parse_group_sizes(text: str | Sequence[str]) -> tuple[int, ...]:
                 try:
                     v = int(float(tok))
                 except ValueError:
-                    raise ValueError(f"bad group size {tok!r}: expected an integer or a range like 2..1024") from None
+                    raise ValueError(f"bad group size {tok!r}: expected an integer or a range like 2-1024") from None
                 if v < 1 or v != float(tok):
                     raise ValueError(f"bad group size {tok!r}: must be an integer >= 1")
                 out.append(v)
