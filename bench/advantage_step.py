@@ -24,7 +24,7 @@ same text.  The ``cue_sig`` extras are what the reward workers write with ``cue_
 keyed by ``GEN_VERSION``.
 
 Arms (each timed for one step; steps are repeated, arms interleaved; first one untimed warm-up step
-per arm on a small batch):
+per arm on a small batch, and at each size one untimed step of the first arm):
 
 * ``grpo``            verl's stock ``grpo`` in the stock ``sync`` trainer mode: the baseline
 * ``f_grpo``          through the hook
@@ -866,6 +866,10 @@ def main(argv: list[str] | None = None) -> int:
 
             runs: dict[str, list[dict]] = {a: [] for a in arms}
             t_steps = time.perf_counter()
+            # one untimed step at this size first: the first step to write a size's old_log_probs, entropy
+            # and advantages into TransferQueue also grows the storage (a cost the later steps do not pay)
+            first = run_arm(arms[0], trainer(arms[0], 0), batch, timers, worker, overlap)
+            print(f"  (untimed first step, {arms[0]}: wall {first['wall_s']:.3f} s)", flush=True)
             for rep in range(1, repeats_for(size) + 1):
                 for a in arms:
                     runs[a].append(run_arm(a, trainer(a, rep), batch, timers, worker, overlap))
