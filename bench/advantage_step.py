@@ -8,8 +8,9 @@ local Ray cluster, as tests/integration does.  Only the trainer's GPU-bound ``__
 and it writes what the real workers write, ``log_probs`` and ``entropy`` for the batch's keys
 (:class:`ActorWorkerGroup`), then stands in ``--overlap-s`` more of GPU time.  verl's pass around it
 is the real one: it reads those back with ``response_mask``, writes ``old_log_probs`` and
-``entropy``, and computes the entropy metric.  The step is charged the driver's part only (the worker
-group's time is taken off).
+``entropy``, and computes the entropy metric.  With ``--ref-pass`` every step also runs verl's
+``_compute_ref_log_prob`` (a reference model for a KL loss or reward) with the same faked group as the
+reference's.  The step is charged the driver's part only (the worker group's time is taken off).
 
 Rows are written as verl's agent loop writes them (``AgentLoopOutput.as_dict`` ->
 ``list_of_dict_to_tensordict`` -> ``kv_batch_put``: prompt and response token ids, response mask,
@@ -481,7 +482,11 @@ class ActorWorkerGroup:
         self.keys = list(batch.meta.keys)
         self.wall = self.cpu = 0.0
 
-    def compute_log_prob(self, batch):
+    def compute_ref_log_prob(self, batch):
+        """The reference worker group writes the same fields (``--ref-pass``)."""
+        return self.compute_log_prob(batch, stand_in=False)
+
+    def compute_log_prob(self, batch, stand_in: bool = True):
         from tensordict import TensorDict
 
         t0, c0 = time.perf_counter(), time.thread_time()
@@ -491,7 +496,8 @@ class ActorWorkerGroup:
                              fields=TensorDict({"log_probs": self.log_probs, "entropy": self.entropy},
                                                batch_size=len(batch.keys)))
         self.cpu += time.thread_time() - c0
-        time.sleep(self.overlap_s)
+        if stand_in:
+            time.sleep(self.overlap_s)
         self.wall += time.perf_counter() - t0
         return batch
 
@@ -558,6 +564,7 @@ def make_trainer(arm: str, config, tokenizer, worker: ActorWorkerGroup):
     trainer.config = config
     trainer.tokenizer = tokenizer
     trainer.actor_rollout_wg = worker
+    trainer.ref_policy_wg, trainer.ref_in_actor = worker, False  # used by --ref-pass only
     return trainer
 
 
@@ -585,10 +592,12 @@ METRICS_KEPT = ("verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_
                 "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_probs_read_back", "actor/entropy")
 
 
-def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorkerGroup, overlap_s: float) -> dict:
+def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorkerGroup, overlap_s: float,
+            ref_pass: bool = False) -> dict:
     """One step as the trainer runs it: verl's ``_compute_old_log_prob`` (ours wraps it: the hook's
     prefetch starts first, in a background thread for the cue estimators; the faked worker group
-    writes the log-probs and stands in ``overlap_s`` more), then ``_compute_advantage``.
+    writes the log-probs and stands in ``overlap_s`` more), with ``ref_pass`` verl's
+    ``_compute_ref_log_prob`` (the same worker group as the reference's), then ``_compute_advantage``.
 
     The step is charged the driver's part only: wall time less the worker group's, CPU time (this
     process, all threads) less the worker group's main-thread CPU.  Arms with nothing in the
@@ -602,18 +611,24 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorker
         c0, t0 = time.process_time(), time.perf_counter()
         trainer._compute_old_log_prob(batch.meta, metrics)
         t1 = time.perf_counter()
+        w1 = worker.wall
+        if ref_pass:
+            trainer._compute_ref_log_prob(batch.meta, metrics)
+        tr = time.perf_counter()
         trainer._compute_advantage(batch.meta, metrics)
         t2 = time.perf_counter()
         cpu = time.process_time() - c0
-    olp = t1 - t0 - (worker.wall - w0)
+    olp = t1 - t0 - (w1 - w0)
+    ref = tr - t1 - (worker.wall - w1)
     split = {k: float(metrics[v]) for k, v in SPLIT_KEYS.items() if v in metrics}
     split["old_log_prob"] = olp  # the driver's part of verl's pass (with the hook's tap, if any)
-    split["advantage"] = t2 - t1
+    split["ref_pass"] = ref  # the driver's part of verl's reference pass (--ref-pass)
+    split["advantage"] = t2 - tr
     split["estimator"] = timers.t.get("estimator", 0.0)
     split["credit"] = timers.t.get("credit", 0.0)
     split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0)
     extra = {k: float(v) for k, v in metrics.items() if k in METRICS_KEPT}
-    return {"arm": arm, "wall_s": olp + t2 - t1, "cpu_s": cpu - (worker.cpu - wc0),
+    return {"arm": arm, "wall_s": olp + ref + t2 - tr, "cpu_s": cpu - (worker.cpu - wc0),
             "peak_extra_rss_mib": mem.extra / 2**20, "split": split, "metrics": extra}
 
 
@@ -712,8 +727,8 @@ def baseline(arm: str, results: dict[str, dict]) -> dict | None:
 
 
 def fmt_table(size: Size, results: dict[str, dict]) -> str:
-    cols = ["old_log_prob", "advantage", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
-    names = ["olp pass", "adv step", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
+    cols = ["old_log_prob", "ref_pass", "advantage", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
+    names = ["olp pass", "ref pass", "adv step", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
     head = (f"{'arm':<16} {'wall s':>8} {'x base':>7} {'+s':>7} {'cpu s':>8} {'x base':>7} {'+cpu s':>7} "
             + " ".join(f"{c:>9}" for c in names) + f" {'join s':>7} {'+RSS MiB':>9} {'vs base':>8} {'reads back':>10}")
     lines = [f"== {size.label} ({size.rows // size.group} prompts x {size.group}) ==", head]
@@ -744,6 +759,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--overlap-s", type=float, default=None,
                     help="extra stand-in time of the old-log-prob pass, not charged to the step "
                          "(default 4, --quick 1)")
+    ap.add_argument("--ref-pass", action="store_true",
+                    help="every step also runs verl's reference log-prob pass (a KL loss or reward's), "
+                         "between the old-log-prob pass and the advantage")
     ap.add_argument("--vocab", type=int, default=4096, help="BPE vocabulary size")
     ap.add_argument("--reward-samples", type=int, default=32, help="responses timed on the reward side (0: skip)")
     ap.add_argument("--json", default="outputs/advantage_step.json", help="where to write the results")
@@ -827,6 +845,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpu": "process user+system time of this (driver) process, all threads, less the faked worker "
                "group's main-thread CPU",
         "judge": {"latency_s": args.judge_latency, "overlap_s": overlap},
+        "ref_pass": args.ref_pass,
         "reads_back": sorted(READS_BACK & set(arms)),
         "setup_s": setup_s,
         "sizes": {},
@@ -840,7 +859,7 @@ def main(argv: list[str] | None = None) -> int:
         wworker = ActorWorkerGroup(tq, wbatch, 0.0, seed=args.seed)
         for a in arms:
             run_arm(a, make_trainer(a, arm_config(common_cfg, arm_overrides(a, judge_url, wsize)), tok, wworker),
-                    wbatch, timers, wworker, 0.0)
+                    wbatch, timers, wworker, 0.0, args.ref_pass)
         tq.kv_clear(keys=wbatch.meta.keys, partition_id="warmup")
         del wbatch, wworker
         print(f"[warm-up] one step per arm at {wsize.label}: done at {time.perf_counter() - t_all:.1f} s", flush=True)
@@ -868,11 +887,11 @@ def main(argv: list[str] | None = None) -> int:
             t_steps = time.perf_counter()
             # one untimed step at this size first: the first step to write a size's old_log_probs, entropy
             # and advantages into TransferQueue also grows the storage (a cost the later steps do not pay)
-            first = run_arm(arms[0], trainer(arms[0], 0), batch, timers, worker, overlap)
+            first = run_arm(arms[0], trainer(arms[0], 0), batch, timers, worker, overlap, args.ref_pass)
             print(f"  (untimed first step, {arms[0]}: wall {first['wall_s']:.3f} s)", flush=True)
             for rep in range(1, repeats_for(size) + 1):
                 for a in arms:
-                    runs[a].append(run_arm(a, trainer(a, rep), batch, timers, worker, overlap))
+                    runs[a].append(run_arm(a, trainer(a, rep), batch, timers, worker, overlap, args.ref_pass))
                     r = runs[a][-1]
                     print(
                         f"  {a:<16} wall {r['wall_s']:7.3f} s  cpu {r['cpu_s']:7.3f} s  "

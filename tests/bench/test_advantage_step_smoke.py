@@ -48,7 +48,7 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
         [sys.executable, str(BENCH), "--sizes", "32x96/8", "--repeats", "1", "--overlap-s", "0",
-         "--judge-latency", "0.05", "--vocab", "400", "--reward-samples", "4", "--no-cache", "--json", str(out)],
+         "--judge-latency", "0.05", "--ref-pass", "--vocab", "400", "--reward-samples", "4", "--no-cache", "--json", str(out)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -63,6 +63,7 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     for name, r in arms.items():
         assert r["wall_s"] > 0 and r["cpu_s"] > 0 and r["peak_extra_rss_mib"] >= 0, name
         assert r["split"]["old_log_prob"] > 0 and r["split"]["advantage"] > 0, name
+        assert r["split"]["ref_pass"] > 0, name  # verl's reference pass ran in every step (--ref-pass)
         if name.endswith("_bypass"):  # the pass only copies the rollout's log-probs
             assert "actor/entropy" not in r["metrics"], name
         else:  # verl's own pass ran on what the faked worker group wrote
