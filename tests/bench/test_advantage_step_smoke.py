@@ -48,7 +48,8 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
         [sys.executable, str(BENCH), "--sizes", "32x96/8", "--repeats", "1", "--overlap-s", "0",
-         "--judge-latency", "0.05", "--ref-pass", "--vocab", "400", "--reward-samples", "4", "--no-cache", "--json", str(out)],
+         "--judge-latency", "0.05", "--ref-pass", "--vocab", "400", "--reward-samples", "4", "--no-cache",
+         "--json", str(out)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
