@@ -53,3 +53,19 @@ def test_every_verl_symbol_the_glue_imports_is_in_the_contract():
     # `from verl.trainer.ppo import core_algos` imports a module, which the contract checks by importing it
     missing = {(m, n) for m, n in used - contract if f"{m}.{n}" not in compat.FULL_CONTRACT}
     assert not missing, f"verl symbols used but not in compat.FULL_CONTRACT: {sorted(missing)}"
+
+
+def test_check_says_in_one_line_when_verl_is_not_the_pinned_version(monkeypatch):
+    import verl
+
+    from verl_focal.integration.check import validate_here
+
+    ok = ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+          "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8",
+          "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8", "algorithm.adv_estimator=f_grpo"]
+    assert not [w for w in validate_here(ok)["warnings"] if "is tested against" in w]
+    monkeypatch.setattr(verl, "__version__", "0.9.2")
+    out = validate_here(ok)
+    lines = [w for w in out["warnings"] if "is tested against" in w]
+    assert len(lines) == 1 and "==0.9.1" in lines[0] and "verl 0.9.2 is installed" in lines[0]
+    assert "\n" not in lines[0] and not out["problems"]
