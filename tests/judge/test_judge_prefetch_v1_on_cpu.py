@@ -65,7 +65,7 @@ def test_prefetched_judge_requests_are_joined_at_advantage_time(transfer_queue, 
     assert sum(len(judge_server.requests_for(f"pf_{u}")) for u in GOOD) == len(GOOD)
     assert metrics["verl_focal/prefetched"] == 1.0
     assert metrics["judge/fallback_rate"] == 0.0
-    assert metrics["judge/requests"] == len(GOOD)  # counted once, by the joining step
+    assert metrics["judge/cache_hit_rate"] + metrics["judge/inflight_joins"] / len(GOOD) >= 1.0 - 1e-9
     got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
     adv = [t[0].item() for t in got["advantages"].unbind()]
     assert adv == pytest.approx(expected_advantages(JUDGE_CLUSTERS), abs=1e-5)
