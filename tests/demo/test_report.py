@@ -171,3 +171,22 @@ def test_axes_start_where_the_data_do():
     lo, hi = ax.get_ylim()
     assert 0.7 < lo < 0.82 and 0.95 < hi <= 1.0
     plt.close(fig)
+
+
+def test_headline_joins_two_runs(tmp_path):
+    """Ranges of the two runs' means; GRPO N=8 against its seed's SFT policy, other arms against GRPO N=8, with the
+    verdict only where both runs agree."""
+    from verl_focal.demo.report import headline_markdown
+
+    a, b = _results(), _results()
+    write_report(a, str(tmp_path / "a"))
+    write_report(b, str(tmp_path / "b"))
+    ra = json.loads((tmp_path / "a" / "results.json").read_text())
+    rb = json.loads((tmp_path / "b" / "results.json").read_text())
+    for c in rb["claims"]:  # run 2 disagrees on F-GRPO's pass@1
+        if (c["arm"], c["baseline"], c["metric"]) == ("F-GRPO", "GRPO N=8", "pass@1"):
+            c["verdict"], c["estimate"] = "not detected", 0.01
+    md = "\n".join(headline_markdown(ra, rb))
+    assert "| base (SFT) | 0.210 | 0.950 | — | — | — |" in md
+    assert "| F-GRPO | 0.250 | 0.800 | GRPO N=8 | +0.010 to +0.050 not established | +0.100 better |" in md
+    assert "| GRPO N=8 | 0.200 | 0.700 | base (SFT) |" in md

@@ -110,7 +110,7 @@ def _check_complete(results: dict, paths: dict[str, str]) -> list[str]:
     return problems
 
 
-def _load_claims(path: str) -> tuple[list[dict], list[int]]:
+def _load_claims(path: str) -> tuple[list[dict], list[int], dict]:
     f = os.path.join(path, "results.json") if os.path.isdir(path) else path
     if not os.path.isfile(f):
         raise ValueError(f"--replicate: no results.json at {path!r}; pass a demo output folder or its results.json")
@@ -118,14 +118,14 @@ def _load_claims(path: str) -> tuple[list[dict], list[int]]:
         res = json.load(fh)
     if "claims" not in res:
         raise ValueError(f"--replicate: {f} has no 'claims' (written by an older demo); re-run `verl-focal demo`")
-    return res["claims"], res.get("seeds_completed", [])
+    return res["claims"], res.get("seeds_completed", []), res
 
 
 def _replicate(paths: list[str]) -> int:
-    from verl_focal.demo.report import replication_markdown
+    from verl_focal.demo.report import headline_markdown, replication_markdown
 
     try:
-        (c1, s1), (c2, s2) = _load_claims(paths[0]), _load_claims(paths[1])
+        (c1, s1, r1), (c2, s2, r2) = _load_claims(paths[0]), _load_claims(paths[1])
     except ValueError as e:
         print(f"verl-focal demo: {e}", file=sys.stderr)
         return 2
@@ -142,6 +142,10 @@ def _replicate(paths: list[str]) -> int:
         else ""
     )
     print("\n".join(replication_markdown(c1, c2)))
+    if "summary" in r1 and "summary" in r2:
+        print("\nHeadline: range of the two runs' means; Δ = paired difference (GRPO N=8 vs its seed's SFT policy, "
+              "every other arm vs GRPO N=8), range of the two estimates, verdict where both runs agree:\n")
+        print("\n".join(headline_markdown(r1, r2)))
     return 0
 
 

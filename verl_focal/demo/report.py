@@ -13,8 +13,9 @@ import numpy as np
 
 from verl_focal.demo.stats import METRICS, replicate
 
-__all__ = ["summarise", "write_report", "claims_markdown", "replication_markdown", "group_size_rows",
-           "grpo_group_sizes", "REPORT_FILES", "GROUP_SIZE_PLOT", "SMOKE_BANNER", "PAPER_SWEEP", "PAPER_FOCAL_N8"]
+__all__ = ["summarise", "write_report", "claims_markdown", "replication_markdown", "headline_markdown",
+           "group_size_rows", "grpo_group_sizes", "REPORT_FILES", "GROUP_SIZE_PLOT", "SMOKE_BANNER", "PAPER_SWEEP",
+           "PAPER_FOCAL_N8"]
 
 REPORT_FILES = ("results.json", "report.md", "pass_at_k.png", "train_acc.png", "strategy_mass.png")
 #: written as well when the run holds GRPO at three or more group sizes (``--arms n-sweep``)
@@ -132,6 +133,39 @@ def replication_markdown(claims_1: list[dict], claims_2: list[dict]) -> list[str
     for r in rows:
         out.append(f"| {r['arm']} | {r['baseline']} | {r['metric']} | {_fmt(r['estimate_1'], True)} {r['verdict_1']} | "
                    f"{_fmt(r['estimate_2'], True)} {r['verdict_2']} | {r['status']} |")
+    return out
+
+
+def _range(a: float | None, b: float | None, signed: bool = False) -> str:
+    vals = sorted(v for v in (a, b) if v is not None and math.isfinite(v))
+    if not vals:
+        return "—"
+    lo, hi = _fmt(vals[0], signed), _fmt(vals[-1], signed)
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def headline_markdown(res_1: dict[str, Any], res_2: dict[str, Any], metrics: tuple[str, ...] = ("pass@1", "pass@256"),
+                      reference: str = "GRPO N=8") -> list[str]:
+    """One table of two replications: per policy (each seed's SFT policy, then every arm of both runs) the range of
+    its mean over the two seed sets on ``metrics``, and its paired difference from the SFT policy (GRPO N=8) or from
+    ``reference`` (other arms) with the verdict where both runs agree ("not established" where they do not)."""
+    s1, s2 = res_1.get("summary", {}), res_2.get("summary", {})
+    rows = [a for a in s1 if a in s2]
+    rep = {(r["arm"], r["baseline"], r["metric"]): r for r in replicate(res_1["claims"], res_2["claims"])}
+    head = "| policy | " + " | ".join(metrics) + " | vs | " + " | ".join(f"Δ {m}" for m in metrics) + " |"
+    out = [head, "|---|" + "---|" * (2 * len(metrics) + 1)]
+    for arm in rows:
+        cells = [_range(s1[arm][m]["mean"], s2[arm][m]["mean"]) for m in metrics]
+        base = BASE if arm == reference else (reference if arm != BASE else None)
+        diffs = []
+        for m in metrics:
+            r = rep.get((arm, base, m)) if base else None
+            if r is None:
+                diffs.append("—")
+                continue
+            verdict = r["verdict_1"] if r["status"] == "holds" else "not established"
+            diffs.append(f"{_range(r['estimate_1'], r['estimate_2'], True)} {verdict}")
+        out.append(f"| {arm} | " + " | ".join(cells) + f" | {base or '—'} | " + " | ".join(diffs) + " |")
     return out
 
 
