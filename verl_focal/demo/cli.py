@@ -45,7 +45,7 @@ def _seed_text(seeds: tuple[int, ...]) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from verl_focal.demo.experiment import DEFAULT_SEEDS, preset
 
-    quick_seeds = _seed_text(preset("quick").seeds)
+    quick_seeds, cuda_seeds = _seed_text(preset("quick").seeds), _seed_text(preset("cuda").seeds)
     parser.add_argument("--quick", action="store_true", help="smoke run (<= 60 s): one seed, 2 RL steps per arm")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cpu: the default CPU run; cuda: the scaled-up configuration (bigger model, more steps)")
@@ -62,7 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="SEED",
         help="seeds, numbers and/or inclusive ranges, e.g. 1000-1019; each seed fits its own SFT policy and then "
-             f"trains every arm from it (default {_seed_text(DEFAULT_SEEDS)}; --quick: {quick_seeds})",
+             f"trains every arm from it (default {_seed_text(DEFAULT_SEEDS)}; --quick: {quick_seeds}; "
+             f"--device cuda: {cuda_seeds})",
     )
     parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                         help="wall-clock budget: seeds run in the given order and no new seed starts once the "
