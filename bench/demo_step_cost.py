@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from verl_focal.demo.arms import DEFAULT_ARMS, EXTRA_ARMS
+from verl_focal.demo.arms import ARM_SETS
 from verl_focal.demo.experiment import DemoConfig
 from verl_focal.demo.model import ModelSpec, build_model, build_tokenizer, sft
 from verl_focal.demo.rl import RLConfig, estimator_available, train_rl
@@ -30,26 +30,27 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    train, _ = split_problems(0)
+    train, held = split_problems(0, DemoConfig().unfamiliar_frac)
     tok = build_tokenizer()
     base = build_model(tok, ModelSpec(), seed=0)
     cfg = DemoConfig()
     sft(base, tok, sft_examples(train, cfg.prior, 5000, 0), 200, 128, cfg.sft_lr, 0)
+    problems = sorted(train + held)  # RL trains on the familiar and the unfamiliar problems
     per_step = {}
-    for arm in DEFAULT_ARMS + EXTRA_ARMS:
+    for arm in ARM_SETS["all"]:
         name = arm.name
         if not estimator_available(arm.estimator):
-            print(f"{name:<20} skipped (estimator {arm.estimator!r} not registered)")
+            print(f"{name:<30} skipped (estimator {arm.estimator!r} not registered)")
             continue
         model = copy.deepcopy(base)
-        train_rl(model, tok, train, arm, RLConfig(steps=1, lr=cfg.lr), seed=0)  # warm-up
+        train_rl(model, tok, problems, arm, RLConfig(steps=1, lr=cfg.lr), seed=0)  # warm-up
         t0 = time.process_time()
-        train_rl(model, tok, train, arm, RLConfig(steps=args.steps, lr=cfg.lr), seed=1)
+        train_rl(model, tok, problems, arm, RLConfig(steps=args.steps, lr=cfg.lr), seed=1)
         per_step[name] = (time.process_time() - t0) / args.steps
     ref = per_step.get("GRPO N=8")
-    print(f"{'arm':<20} {'cpu s/step':>10} {'x GRPO N=8':>11}")
+    print(f"{'arm':<30} {'cpu s/step':>10} {'x GRPO N=8':>11}")
     for name, s in per_step.items():
-        print(f"{name:<20} {s:10.3f} {s / ref if ref else float('nan'):11.2f}")
+        print(f"{name:<30} {s:10.3f} {s / ref if ref else float('nan'):11.2f}")
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ def test_quick_demo_end_to_end(tmp_path, capsys):
     from verl_focal.demo.arms import DEFAULT_ARMS
 
     out = tmp_path / "demo"
-    rc = main(["demo", "--quick", "--no-progress", "--out", str(out)])
+    rc = main(["demo", "--quick", "--no-progress", "--out-dir", str(out)])
     assert rc == 0
     for name in ("results.json", "report.md", "pass_at_k.png", "train_acc.png", "strategy_mass.png"):
         assert (out / name).stat().st_size > 0, name
@@ -85,6 +85,9 @@ def test_quick_demo_end_to_end(tmp_path, capsys):
     assert "±" not in md and "| GRPO N=8 |" in md and "pass@256" in md
     assert res["claims"] and {c["verdict"] for c in res["claims"]} == {"not tested (1 seed)"}
     assert all(c["ci_low"] is None and c["n_seeds"] == 1 for c in res["claims"])
+    # the seed's own SFT policy is the base, evaluated on the problems RL trains on (familiar + unfamiliar)
+    assert set(res["base"]["per_seed"]) == {"0"} and res["problems"] == {"rl": 256, "familiar": 128, "unfamiliar": 128}
+    assert {c["baseline"] for c in res["claims"]} >= {"base (SFT)", "GRPO N=8"}
     assert "smoke run" in capsys.readouterr().err
 
 
@@ -97,3 +100,20 @@ def test_demo_cli_errors_exit_2(capsys):
     assert "did you mean 'GRPO N=8'" in capsys.readouterr().err
     assert main(["demo", "--replicate", "/nonexistent/a", "/nonexistent/b"]) == 2
     assert "no results.json at '/nonexistent/a'" in capsys.readouterr().err
+
+
+def test_demo_cli_out_dir_alias_jobs_and_default_seeds(capsys):
+    import argparse
+
+    from verl_focal.cli import main
+    from verl_focal.demo.cli import add_arguments
+    from verl_focal.demo.experiment import DEFAULT_SEEDS
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parser.parse_args(["--out", "x"]).out_dir == "x" == parser.parse_args(["--out-dir", "x"]).out_dir
+    helptext = parser.format_help()
+    assert f"default {DEFAULT_SEEDS[0]}-{DEFAULT_SEEDS[-1]}" in " ".join(helptext.split())
+    assert main(["demo", "--jobs", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--jobs=0 must be >= 1" in err and len(err.strip().splitlines()) == 1

@@ -1,13 +1,17 @@
-"""The demo's seed scheduler: the wall-clock budget stops new seeds, runs come back in (seed, arm) order (no verl)."""
+"""The demo's seed scheduler: the wall-clock budget stops new seeds, seeds come back in order, and a seed is the
+whole pipeline (its own SFT policy, then every arm); the group-size trough (no verl for the scheduler tests)."""
 
 import time
 
+import numpy as np
+import pytest
+
 import verl_focal.demo.experiment as ex
-from verl_focal.demo.arms import DEFAULT_ARMS
+from verl_focal.demo.arms import DEFAULT_ARMS, Arm
 
 
 def _jobs(cfg, seeds):
-    return [{"cfg": cfg, "arm": a, "seed": s} for s in seeds for a in cfg.arms]
+    return [{"cfg": cfg, "arms": list(cfg.arms), "seed": s} for s in seeds]
 
 
 def test_budget_stops_starting_seeds_and_keeps_complete_ones(monkeypatch):
@@ -15,22 +19,59 @@ def test_budget_stops_starting_seeds_and_keeps_complete_ones(monkeypatch):
     clock = {"t": 0.0}
     monkeypatch.setattr(ex.time, "time", lambda: clock["t"])
 
-    def fake_run(job):  # every run "takes" 10 s of wall
-        clock["t"] += 10.0
-        return {"arm": job["arm"].name, "seed": job["seed"], "seconds": 10.0}
+    def fake_seed(job, progress=None):  # every seed "takes" 20 s of wall
+        clock["t"] += 20.0
+        return {"seed": job["seed"], "seconds": 20.0, "runs": []}
 
-    monkeypatch.setattr(ex, "_run_one", fake_run)
+    monkeypatch.setattr(ex, "_run_seed", fake_seed)
     logs = []
-    runs, stopped = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, 0.0, list(cfg.arms), None, logs.append)
+    done, stopped = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, 0.0, None, 1, logs.append)
     # seed 0 ends at 20 s; seed 1 would end at 40 s > 25 s: not started, nor any later seed
-    assert [(r["seed"], r["arm"]) for r in runs] == [(0, DEFAULT_ARMS[0].name), (0, DEFAULT_ARMS[1].name)]
+    assert [r["seed"] for r in done] == [0]
     assert stopped == [1, 2, 3] and "seeds not started: [1, 2, 3]" in logs[0]
 
 
-def test_no_budget_runs_everything_in_order(monkeypatch):
-    cfg = ex.DemoConfig(seeds=(5, 7), arms=DEFAULT_ARMS[:3], rl_steps=1)
-    monkeypatch.setattr(ex, "_run_one", lambda job: {"arm": job["arm"].name, "seed": job["seed"], "seconds": 1.0})
-    runs, stopped = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, time.time(), list(cfg.arms), None, print)
-    assert stopped == [] and [(r["seed"], r["arm"]) for r in runs] == [
-        (s, a.name) for s in (5, 7) for a in DEFAULT_ARMS[:3]
-    ]
+def test_no_budget_runs_every_seed_in_order(monkeypatch):
+    cfg = ex.DemoConfig(seeds=(7, 5, 9), arms=DEFAULT_ARMS[:3], rl_steps=1)
+    monkeypatch.setattr(ex, "_run_seed", lambda job, progress=None: {"seed": job["seed"], "seconds": 1.0})
+    done, stopped = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, time.time(), None, 1, print)
+    assert stopped == [] and [r["seed"] for r in done] == [7, 5, 9]
+
+
+def test_each_seed_fits_its_own_sft_policy():
+    """Same seed: the same SFT policy, bit for bit; another seed: another policy (initialisation, demonstrations
+    and batch order all follow the seed)."""
+    from verl_focal.demo.model import ModelSpec
+    from verl_focal.demo.task import split_problems
+
+    cfg = ex.DemoConfig(model=ModelSpec(hidden=16, layers=1, heads=2, intermediate=32), sft_examples=200,
+                        sft_steps=3, sft_batch=8)
+    familiar, _ = split_problems(cfg.task_seed, cfg.unfamiliar_frac)
+    a, la = ex.fit_sft(cfg, familiar, seed=4)
+    b, lb = ex.fit_sft(cfg, familiar, seed=4)
+    c, _ = ex.fit_sft(cfg, familiar, seed=5)
+    assert la == lb and len(la) == 3
+    pa, pb, pc = (np.concatenate([p.detach().ravel().numpy() for p in m.parameters()]) for m in (a, b, c))
+    np.testing.assert_array_equal(pa, pb)
+    assert not np.allclose(pa, pc)
+
+
+def _run(arm, n, seed, p256):
+    return {"arm": arm, "n": n, "seed": seed, "eval": {"pass_at_k": {256: p256}}}
+
+
+def test_trough_is_the_grpo_arm_with_the_lowest_mean_pass256():
+    arms = [Arm("GRPO N=2", "grpo", 2), Arm("GRPO N=8", "grpo", 8), Arm("GRPO N=32", "grpo", 32),
+            Arm("F-GRPO N=8 γ=1", "f_grpo", 8, {"focal.gamma": 1.0})]
+    vals = {"GRPO N=2": (0.9, 0.8), "GRPO N=8": (0.7, 0.8), "GRPO N=32": (0.9, 0.6), "F-GRPO N=8 γ=1": (0.1, 0.1)}
+    runs = [_run(a.name, a.n, s, vals[a.name][s]) for a in arms for s in (0, 1)]
+    t = ex._trough(runs, arms)
+    # means 0.85, 0.75, 0.75: a tie goes to the smaller N (the first in N order); F-GRPO is not a GRPO arm
+    assert t["trough"] == "GRPO N=8" and t["grpo_arms"] == ["GRPO N=2", "GRPO N=8", "GRPO N=32"]
+    assert t["pass@256_mean"]["GRPO N=32"] == pytest.approx(0.75)
+    assert ex._trough(runs, arms[:2]) == {}  # two group sizes make no curve
+
+
+def test_unfamiliar_share_is_validated():
+    with pytest.raises(ValueError, match="unfamiliar_frac=1.0 must lie strictly between 0 and 1"):
+        ex.DemoConfig(unfamiliar_frac=1.0).validate()

@@ -12,6 +12,7 @@ from verl_focal.demo.arms import (
     DEFAULT_ARMS,
     FAMILY_ARMS,
     FOCAL_REFERENCE_ARM,
+    LARGE_N_ARM,
     REFERENCE_ARM,
     arms_by_name,
 )
@@ -21,10 +22,12 @@ from verl_focal.demo.stats import build_claims
 def test_family_set_is_reference_focal_and_the_two_estimators():
     names = [a.name for a in arms_by_name(["family"])]
     assert names == [REFERENCE_ARM, FOCAL_REFERENCE_ARM] + [a.name for a in FAMILY_ARMS]
-    assert {a.estimator for a in FAMILY_ARMS} == {"passk_grpo", "unlikely_grpo"}
+    assert [a.estimator for a in FAMILY_ARMS] == ["passk_grpo", "unlikely_grpo", "unlikely_grpo"]
     assert all(a.n == 8 and a.compare_with == (FOCAL_REFERENCE_ARM,) for a in FAMILY_ARMS)
     assert dict(FAMILY_ARMS[0].settings) == {"passk.k": 4}
+    # both readings of "likelihood": the paper's summed sequence log-prob and the authors' per-token mean
     assert dict(FAMILY_ARMS[1].settings) == {"unlikely.beta": 0.25, "unlikely.likelihood": "sum"}
+    assert dict(FAMILY_ARMS[2].settings) == {"unlikely.beta": 0.25, "unlikely.likelihood": "mean"}
     assert not {a.name for a in FAMILY_ARMS} & {a.name for a in DEFAULT_ARMS}  # opt-in: default run's time unchanged
     assert {a.name for a in FAMILY_ARMS} <= {a.name for a in ARM_SETS["all"]}
     # a set plus one of its arms: no duplicate
@@ -32,8 +35,20 @@ def test_family_set_is_reference_focal_and_the_two_estimators():
 
 
 def test_unknown_arm_lists_the_sets():
-    with pytest.raises(ValueError, match=r"did you mean 'family'\?.*'all', 'default', 'family'"):
+    with pytest.raises(ValueError, match=r"did you mean 'family'\?.*'all', 'default', 'family', 'n-sweep'"):
         arms_by_name(["famly"])
+
+
+def test_n_sweep_set_is_grpo_at_five_group_sizes_and_focal_at_8():
+    arms = arms_by_name(["n-sweep"])
+    grpo = [a for a in arms if a.estimator == "grpo"]
+    assert [a.n for a in grpo] == [2, 4, 8, 16, 32] and all(not a.settings for a in grpo)
+    (focal,) = [a for a in arms if a.estimator != "grpo"]
+    assert (focal.name, focal.estimator, focal.n, dict(focal.settings)) == (
+        FOCAL_REFERENCE_ARM, "f_grpo", 8, {"focal.gamma": 1.0})
+    assert LARGE_N_ARM in focal.compare_with and LARGE_N_ARM == "GRPO N=32"
+    # the same arm in two sets is one arm: F-GRPO γ=1 of the default set carries the n-sweep comparison too
+    assert [a for a in arms_by_name(["default", "n-sweep"]) if a.name == FOCAL_REFERENCE_ARM] == [focal]
 
 
 def test_claims_against_a_second_baseline_pair_by_seed():
@@ -91,7 +106,7 @@ def test_unlikely_arm_gets_the_pre_update_sequence_log_probs(monkeypatch):
     monkeypatch.setattr(rl, "make_rollout", rollout)
     monkeypatch.setattr(rl, "compute_advantage", adv)
     train, _ = split_problems(0)
-    arm = FAMILY_ARMS[1]
+    arm = FAMILY_ARMS[1]  # the summed reading
     hist = rl.train_rl(model, tok, train, arm, rl.RLConfig(steps=1, prompts_per_step=3), seed=0)
     mask = seen["attn"].clone()
     mask[:, :PROMPT_LEN] = 0
@@ -141,6 +156,7 @@ def test_report_has_a_table_per_extra_baseline(tmp_path):
     res["claims"] += [c.as_json() for c in extra]
     write_report(res, str(tmp_path))
     md = (tmp_path / "report.md").read_text()
-    assert md.index("Against GRPO N=8:") < md.index("Against F-GRPO:") < md.index("Against the base (SFT) policy:")
+    order = [md.index(h) for h in ("Against GRPO N=8:", "Against F-GRPO:", "Against the base (SFT) policy of the same")]
+    assert order == sorted(order)
     # GRPO N=8 − F-GRPO on pass@1 is exactly −0.05 in every seed
     assert "| GRPO N=8 | 3 | -0.050 [-0.050, -0.050] **worse** |" in md

@@ -1,16 +1,31 @@
-"""The demo report: mean ± sample std over seeds, claims tables, skipped arms, smoke banner (no verl, no model)."""
+"""The demo report: mean ± sample std over seeds, the per-seed SFT policies as the base row, claims tables, skipped
+arms, smoke banner, the group-size table and figure, plot axes (no verl, no model)."""
 
 import json
+import math
 import statistics
 
-from verl_focal.demo.report import REPORT_FILES, replication_markdown, summarise, write_report
+import pytest
+from scipy import stats as st
+
+from verl_focal.demo.report import (
+    GROUP_SIZE_PLOT,
+    REPORT_FILES,
+    _ylim,
+    group_size_rows,
+    replication_markdown,
+    summarise,
+    write_report,
+)
 from verl_focal.demo.stats import build_claims
 
 
-def _eval(p1, p256, mul):
-    return {"pass_at_k": {1: p1, 16: (p1 + p256) / 2, 256: p256}, "auc_at_k": p256 - 0.1, "train_p_correct": 0.5,
-            "rare_retained": 0.4, "delta_nll_rare": 0.2, "strategy_mass": {"add": 0.1, "sub": 0.1, "mul": mul},
-            "entropy_final": 0.3, "zero_adv_group_frac": 0.25, "multi_strategy_share": 0.5}
+def _eval(p1, p256, mul, retained=0.4):
+    return {"pass_at_k": {1: p1, 16: (p1 + p256) / 2, 256: p256}, "auc_at_k": p256 - 0.1,
+            "unfamiliar_pass_at_k": {1: p1 / 2, 256: p256 - 0.2},
+            "rare_retained": retained, "delta_nll_rare": 0.2, "strategy_mass": {"add": 0.1, "sub": 0.1, "mul": mul},
+            "entropy_final": 0.3, "zero_adv_group_frac": 0.25, "multi_strategy_share": 0.5,
+            "groups_n8": {"ge2_correct": 0.9, "multi_given_ge2": 0.7}}
 
 
 def _results(mode="test", seeds=(0, 1, 2)):
@@ -20,8 +35,10 @@ def _results(mode="test", seeds=(0, 1, 2)):
              "focal/weight_mean_active": 0.6}]
     for seed in seeds:
         p1, p256 = vals[seed]
-        runs.append({"arm": "GRPO N=8", "seed": seed, "eval": _eval(p1 - 0.05, p256 - 0.1, 0.02), "history": hist})
-        runs.append({"arm": "F-GRPO", "seed": seed, "eval": _eval(p1, p256, 0.01), "history": hist})
+        runs.append({"arm": "GRPO N=8", "n": 8, "estimator": "grpo", "seed": seed,
+                     "eval": _eval(p1 - 0.05, p256 - 0.1, 0.02), "history": hist})
+        runs.append({"arm": "F-GRPO", "n": 8, "estimator": "f_grpo", "seed": seed, "eval": _eval(p1, p256, 0.01),
+                     "history": hist})
     cfg = {
         "mode": mode,
         "device": "cpu",
@@ -34,7 +51,8 @@ def _results(mode="test", seeds=(0, 1, 2)):
         "rare_top_frac": 0.01,
         "arms": [{"name": "GRPO N=8"}, {"name": "F-GRPO"}, {"name": "Cue-GRPO"}],
     }
-    base = _eval(0.2, 0.95, 0.03)
+    # each seed's own SFT policy: pass@1 0.2 + 0.01·seed
+    bases = {seed: _eval(0.2 + 0.01 * seed, 0.95, 0.03, retained=1.0) for seed in seeds}
     per = {}
     for r in runs:
         e = r["eval"]
@@ -42,13 +60,16 @@ def _results(mode="test", seeds=(0, 1, 2)):
              "AUC@256": e["auc_at_k"], "ΔNLL_rare": e["delta_nll_rare"]}
         for k, v in m.items():
             per.setdefault(r["arm"], {}).setdefault(k, {})[r["seed"]] = v
-    base_m = {"pass@1": 0.2, "pass@16": 0.575, "pass@256": 0.95, "AUC@256": 0.85, "ΔNLL_rare": 0.0}
+    base_m = {m: {seed: v for seed in seeds} for m, v in
+              {"pass@16": 0.575, "pass@256": 0.95, "AUC@256": 0.85, "ΔNLL_rare": 0.0}.items()}
+    base_m["pass@1"] = {seed: bases[seed]["pass_at_k"][1] for seed in seeds}
     claims = [c.as_json() for c in build_claims(per, base_m, reference="GRPO N=8")]
-    return {"config": cfg, "problems": {"train": 10, "held_out": 3}, "seeds_completed": list(seeds),
-            "base": {"eval": base, "rare_set_size": 5, "rare_set_sampled_correct": 500},
+    mean_base = dict(bases[seeds[0]], rare_set_size=5)
+    return {"config": cfg, "problems": {"rl": 10, "familiar": 5, "unfamiliar": 5}, "seeds_completed": list(seeds),
+            "base": {"eval": mean_base, "per_seed": bases},
             "runs": runs, "claims": claims,
             "skipped_arms": [{"arm": "Cue-GRPO", "reason": "estimator 'cue_grpo' is not registered"}],
-            "seconds": {"total": 1.0, "sft_and_base_eval": 0.5, "cpu": 0.7, "rl_cpu": 0.3}}
+            "seconds": {"total": 1.0, "cpu": 0.7, "sft_cpu": 0.4, "rl_cpu": 0.3}}
 
 
 def test_summary_is_mean_and_sample_std_over_seeds():
@@ -57,6 +78,10 @@ def test_summary_is_mean_and_sample_std_over_seeds():
     assert abs(m - statistics.mean([0.8, 0.9, 0.7])) < 1e-12
     assert abs(sd - statistics.stdev([0.8, 0.9, 0.7])) < 1e-12  # ddof = 1
     assert s["F-GRPO"]["ks"] == [1, 16, 256]
+    # the base row: every seed's own SFT policy, first; its multi-strategy share is the exact N=8 one
+    assert list(s)[0] == "base (SFT)" and s["base (SFT)"]["n_seeds"] == 3
+    assert s["base (SFT)"]["columns"]["pass@1"][0] == pytest.approx(0.21)
+    assert s["base (SFT)"]["columns"]["multi-strategy groups"][0] == pytest.approx(0.7)
 
 
 def test_write_report_files_table_claims_and_skips(tmp_path):
@@ -66,6 +91,12 @@ def test_write_report_files_table_claims_and_skips(tmp_path):
         assert (tmp_path / p.split("/")[-1]).stat().st_size > 0
     md = (tmp_path / "report.md").read_text()
     assert "| F-GRPO | 0.250 ± 0.050 |" in md
+    assert "| base (SFT) | 0.210 ± 0.010 |" in md
+    # against each seed's own SFT policy: GRPO N=8 pass@1 − base = (0.15, 0.25, 0.2) − (0.2, 0.21, 0.22)
+    d = [0.15 - 0.2, 0.25 - 0.21, 0.2 - 0.22]
+    half = st.t.ppf(0.975, 2) * statistics.stdev(d) / math.sqrt(3)
+    m = statistics.mean(d)
+    assert f"| GRPO N=8 | 3 | {m:+.3f} [{m - half:+.3f}, {m + half:+.3f}] **not detected** |" in md
     assert "| Cue-GRPO | skipped: estimator 'cue_grpo' is not registered |" in md
     assert "focal/weight_mean_active = 0.600" in md
     # F-GRPO minus GRPO N=8 is exactly +0.100 on pass@256 in every seed: zero-width interval, "better"
@@ -98,3 +129,64 @@ def test_replication_table():
     md = "\n".join(replication_markdown(a, b))
     assert "| F-GRPO | GRPO N=8 | pass@1 | +0.050 better | +0.050 not detected | not established |" in md
     assert "| F-GRPO | GRPO N=8 | pass@256 | +0.100 better | +0.100 better | holds |" in md
+
+
+def test_group_size_table_and_figure(tmp_path):
+    """Three or more GRPO group sizes: pass_at_k_vs_N.png and a table of means with t intervals over seeds."""
+    res = _results()
+    for r in list(res["runs"]):
+        if r["arm"] == "GRPO N=8":
+            for n, shift in ((2, 0.05), (32, -0.05)):
+                e = json.loads(json.dumps(r["eval"]))
+                e["pass_at_k"] = {int(k): v + shift for k, v in e["pass_at_k"].items()}
+                res["runs"].append(dict(r, arm=f"GRPO N={n}", n=n, eval=e))
+    res["group_size"] = {"trough": "GRPO N=32"}
+    paths = write_report(res, str(tmp_path))
+    assert GROUP_SIZE_PLOT in paths and (tmp_path / GROUP_SIZE_PLOT).stat().st_size > 0
+    rows = {r["arm"]: r for r in group_size_rows(res)}
+    v = [0.7 - 0.1 - 0.05, 0.8 - 0.1 - 0.05, 0.9 - 0.1 - 0.05]  # GRPO N=32's pass@256 per seed (in seed order)
+    half = st.t.ppf(0.975, 2) * statistics.stdev(v) / math.sqrt(3)
+    got = rows["GRPO N=32"]["pass@256"]
+    assert got["mean"] == pytest.approx(statistics.mean(v))
+    assert got["ci_high"] - got["mean"] == pytest.approx(half)
+    assert rows["GRPO N=32"]["rollouts_per_step"] == 32 * 8
+    md = (tmp_path / "report.md").read_text()
+    assert "## Group size" in md and "| GRPO N=2 | 2 | 16 |" in md and "**GRPO N=32**" in md
+    assert "| F-GRPO | 8 | 64 |" in md  # the focal arm at N=8 sits in the same table
+    # fewer than three group sizes: no group-size figure
+    assert GROUP_SIZE_PLOT not in write_report(_results(), str(tmp_path / "b"))
+
+
+def test_axes_start_where_the_data_do():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    _ylim(ax, [0.0, 0.0, 0.0])  # a flat zero curve: [0, a small span], never below 0
+    lo, hi = ax.get_ylim()
+    assert lo == 0.0 and 0.0 < hi < 0.1
+    _ylim(ax, [0.82, 0.9, 0.95])
+    lo, hi = ax.get_ylim()
+    assert 0.7 < lo < 0.82 and 0.95 < hi <= 1.0
+    plt.close(fig)
+
+
+def test_headline_joins_two_runs(tmp_path):
+    """Ranges of the two runs' means; GRPO N=8 against its seed's SFT policy, other arms against GRPO N=8, with the
+    verdict only where both runs agree."""
+    from verl_focal.demo.report import headline_markdown
+
+    a, b = _results(), _results()
+    write_report(a, str(tmp_path / "a"))
+    write_report(b, str(tmp_path / "b"))
+    ra = json.loads((tmp_path / "a" / "results.json").read_text())
+    rb = json.loads((tmp_path / "b" / "results.json").read_text())
+    for c in rb["claims"]:  # run 2 disagrees on F-GRPO's pass@1
+        if (c["arm"], c["baseline"], c["metric"]) == ("F-GRPO", "GRPO N=8", "pass@1"):
+            c["verdict"], c["estimate"] = "not detected", 0.01
+    md = "\n".join(headline_markdown(ra, rb))
+    assert "| base (SFT) | 0.210 | 0.950 | — | — | — |" in md
+    assert "| F-GRPO | 0.250 | 0.800 | GRPO N=8 | +0.010 to +0.050 not established | +0.100 better |" in md
+    assert "| GRPO N=8 | 0.200 | 0.700 | base (SFT) |" in md

@@ -126,7 +126,7 @@ CASES = {
     "passk_grpo": ("passk_grpo.sh", {}),
     "passk_grpo_k8": ("passk_grpo.sh", {"K": "8"}),
     "unlikely_grpo": ("unlikely_grpo.sh", {}),
-    "unlikely_grpo_mean": ("unlikely_grpo.sh", {"BETA": "0.5", "LIKELIHOOD": "mean"}),
+    "unlikely_grpo_sum": ("unlikely_grpo.sh", {"BETA": "0.5", "LIKELIHOOD": "sum", "FILTER_GROUPS": "1"}),
 }
 
 # The F-GRPO paper's training setup (arXiv 2602.06717, Sec. 5), for every DeepScaleR recipe
@@ -216,10 +216,13 @@ DELTAS = {
     # the diversity-preserving family on the same setup (not rows of the F-GRPO paper)
     "passk_grpo": {"algorithm.adv_estimator": "passk_grpo", "algorithm.passk.k": 4, "actor_rollout_ref.rollout.n": 8},
     "passk_grpo_k8": {"algorithm.adv_estimator": "passk_grpo", "algorithm.passk.k": 8},
+    # the authors' reading (per-token mean) by default; the paper's text (sum) and their group filter opt-in
     "unlikely_grpo": {"algorithm.adv_estimator": "unlikely_grpo", "algorithm.unlikely.beta": 0.25,
-                      "algorithm.unlikely.likelihood": "sum", "actor_rollout_ref.rollout.n": 8},
-    "unlikely_grpo_mean": {"algorithm.adv_estimator": "unlikely_grpo", "algorithm.unlikely.beta": 0.5,
-                           "algorithm.unlikely.likelihood": "mean"},
+                      "algorithm.unlikely.likelihood": "mean", "actor_rollout_ref.rollout.n": 8,
+                      "algorithm.filter_groups.enable": False},
+    "unlikely_grpo_sum": {"algorithm.adv_estimator": "unlikely_grpo", "algorithm.unlikely.beta": 0.5,
+                          "algorithm.unlikely.likelihood": "sum", "algorithm.filter_groups.enable": True,
+                          "algorithm.filter_groups.metric": "acc"},
 }
 
 # Cue-GRPO (paper summary: Qwen2.5-Math-7B, LoRA 16, 1,000 MATH L3-5, K=64, alpha .8, eps .5, rho .75, clip [.3, 3])
@@ -488,7 +491,7 @@ def test_passk_recipe_with_k_above_n_is_refused_at_start_up():
 
 
 @pytest.mark.parametrize("script,key,want", [("passk_grpo.sh", "passk", {"k": 4}),
-                                             ("unlikely_grpo.sh", "unlikely", {"beta": 0.25, "likelihood": "sum"})])
+                                             ("unlikely_grpo.sh", "unlikely", {"beta": 0.25, "likelihood": "mean"})])
 def test_family_dry_run_end_to_end(script, key, want, data_dir):
     """The real --dry-run of the Pass@k and unlikeliness recipes (start-up checks included)."""
     import yaml

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Arm", "ARM_SETS", "DEFAULT_ARMS", "EXTRA_ARMS", "FAMILY_ARMS", "FOCAL_REFERENCE_ARM", "REFERENCE_ARM",
-    "arms_by_name",
+    "Arm", "ARM_SETS", "DEFAULT_ARMS", "FAMILY_ARMS", "FOCAL_REFERENCE_ARM", "GROUP_SIZE_ARMS", "LARGE_N_ARM",
+    "REFERENCE_ARM", "arms_by_name",
 ]
 
 
@@ -55,37 +55,61 @@ DEFAULT_ARMS: tuple[Arm, ...] = (
     Arm("F-Cue-GRPO N=8", "f_cue_grpo", 8, {"focal.gamma": 0.5, "cue.alpha": 0.8}),
 )
 
-#: the group-size arms (``--arms all``): GRPO at N = 2 and N = 32 with the same 8 prompts per step
-EXTRA_ARMS: tuple[Arm, ...] = (
+#: GRPO at the group sizes of the F-GRPO paper's sweep (``--arms n-sweep``), with the same 8 prompts per step
+GROUP_SIZE_ARMS: tuple[Arm, ...] = (
     Arm("GRPO N=2", "grpo", 2),
+    Arm("GRPO N=4", "grpo", 4),
+    Arm("GRPO N=16", "grpo", 16),
     Arm("GRPO N=32", "grpo", 32),
 )
 
+#: the arm of the group-size set that F-GRPO N=8 is also compared with: the paper's "N=32 coverage at a quarter of
+#: the rollouts" claim (the comparison with GRPO at the trough of the pass@256 curve is made in the report)
+LARGE_N_ARM = "GRPO N=32"
+
 #: the other published answers to the same problem (``--arms family``), at N = 8 with the settings fixed before
 #: any result (docs/demo.md, "Family arms"): Pass@k Training with k = 4 = N/2, the unlikeliness reward with the
-#: paper's β = 0.25 on the summed sequence log-probability.  Each is also compared with F-GRPO γ=1.
+#: paper's β = 0.25, once ranked by the summed sequence log-probability (the paper's text) and once by the
+#: per-token mean (the authors' released code; docs/methods.md §10).  Each is also compared with F-GRPO γ=1.
 FAMILY_ARMS: tuple[Arm, ...] = (
     Arm("Pass@k-GRPO N=8 k=4", "passk_grpo", 8, {"passk.k": 4}, compare_with=(FOCAL_REFERENCE_ARM,)),
-    Arm("Unlikely-GRPO N=8 β=0.25", "unlikely_grpo", 8, {"unlikely.beta": 0.25, "unlikely.likelihood": "sum"},
+    Arm("Unlikely-GRPO N=8 β=0.25 sum", "unlikely_grpo", 8, {"unlikely.beta": 0.25, "unlikely.likelihood": "sum"},
+        compare_with=(FOCAL_REFERENCE_ARM,)),
+    Arm("Unlikely-GRPO N=8 β=0.25 mean", "unlikely_grpo", 8, {"unlikely.beta": 0.25, "unlikely.likelihood": "mean"},
         compare_with=(FOCAL_REFERENCE_ARM,)),
 )
+
+_FOCAL_N8 = Arm("F-GRPO N=8 γ=1", "f_grpo", 8, {"focal.gamma": 1.0}, compare_with=(LARGE_N_ARM,))
 
 #: the arm sets ``--arms`` accepts by name
 ARM_SETS: dict[str, tuple[Arm, ...]] = {
     "default": DEFAULT_ARMS,
     "family": (DEFAULT_ARMS[0], DEFAULT_ARMS[2]) + FAMILY_ARMS,
-    "all": DEFAULT_ARMS + EXTRA_ARMS + FAMILY_ARMS,
+    # GRPO at N = 2, 4, 8, 16, 32 and F-GRPO γ=1 at N = 8, also compared with GRPO N=32
+    "n-sweep": (GROUP_SIZE_ARMS[0], GROUP_SIZE_ARMS[1], DEFAULT_ARMS[0], GROUP_SIZE_ARMS[2], GROUP_SIZE_ARMS[3],
+                _FOCAL_N8),
 }
+ARM_SETS["all"] = DEFAULT_ARMS + GROUP_SIZE_ARMS + FAMILY_ARMS
+
+
+def _merge(a: Arm, b: Arm) -> Arm:
+    if (a.estimator, a.n, dict(a.settings)) != (b.estimator, b.n, dict(b.settings)):
+        raise ValueError(f"arm {a.name!r} is defined twice with different settings")
+    return Arm(a.name, a.estimator, a.n, a.settings, tuple(dict.fromkeys(a.compare_with + b.compare_with)))
 
 
 def arms_by_name(names: list[str]) -> tuple[Arm, ...]:
     """Select arms by name or set (:data:`ARM_SETS`: ``default``; ``family`` = GRPO N=8, F-GRPO γ=1 and the
-    family arms; ``all`` = every arm); unknown names raise with the valid list."""
-    table = {a.name: a for a in ARM_SETS["all"]}
+    family arms; ``n-sweep`` = GRPO at N = 2..32 and F-GRPO γ=1 N=8; ``all`` = every arm); unknown names raise
+    with the valid list.  An arm named in two sets is taken once, with the comparisons of both."""
+    table: dict[str, Arm] = {}
+    for arm_set in ARM_SETS.values():
+        for a in arm_set:
+            table[a.name] = _merge(table[a.name], a) if a.name in table else a
     out: list[Arm] = []
     for n in names:
         if n in ARM_SETS:
-            out.extend(a for a in ARM_SETS[n] if a not in out)
+            out.extend(table[a.name] for a in ARM_SETS[n] if table[a.name] not in out)
         elif n in table:
             if table[n] not in out:
                 out.append(table[n])

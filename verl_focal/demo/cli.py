@@ -1,13 +1,14 @@
 """``verl-focal demo``: the CPU-scale RLVR experiment (GRPO vs F-GRPO vs Cue-GRPO), with paired claims.
 
-    verl-focal demo                          # default run: 5 arms x 20 seeds, <= 10 min on 2 CPU cores
+    verl-focal demo                          # default run: 5 arms x the default seeds, <= 10 min on 2 CPU cores
     verl-focal demo --seeds 1000-1019        # the same design on other seeds (replication)
+    verl-focal demo --arms n-sweep           # GRPO at N = 2..32 and F-GRPO N=8: the group-size curve
     verl-focal demo --seeds 0-99 --budget 1800   # buy power: as many seeds as 30 min allow
     verl-focal demo --quick                  # smoke run (CI): checks the pipeline, not the methods
     verl-focal demo --device cuda            # the scaled-up configuration on a GPU
     verl-focal demo --replicate DIR1 DIR2    # which verdicts of two runs agree
 
-Writes results.json (with a ``claims`` list), report.md and PNG plots under ``--out``.
+Writes results.json (with a ``claims`` list), report.md and PNG plots under ``--out-dir``.
 """
 
 from __future__ import annotations
@@ -34,31 +35,47 @@ def parse_seeds(tokens: list[str]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _seed_text(seeds: tuple[int, ...]) -> str:
+    """``0-19`` for a contiguous range, else the list."""
+    if len(seeds) > 1 and list(seeds) == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return " ".join(map(str, seeds))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from verl_focal.demo.experiment import DEFAULT_SEEDS, preset
+
+    quick_seeds, cuda_seeds = _seed_text(preset("quick").seeds), _seed_text(preset("cuda").seeds)
     parser.add_argument("--quick", action="store_true", help="smoke run (<= 60 s): one seed, 2 RL steps per arm")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cpu: the default CPU run; cuda: the scaled-up configuration (bigger model, more steps)")
     parser.add_argument(
+        "--out-dir",
         "--out",
+        dest="out_dir",
         default="outputs/demo",
-        help="output folder for report.md, results.json and plots (default: outputs/demo)",
+        help="output folder for report.md, results.json and plots (default: outputs/demo; --out is an alias)",
     )
     parser.add_argument(
         "--seeds",
         nargs="+",
         default=None,
         metavar="SEED",
-        help="RL seeds: numbers and/or inclusive ranges, e.g. 0-19 or 1000-1019 (default 0-19; quick: 0)",
+        help="seeds, numbers and/or inclusive ranges, e.g. 1000-1019; each seed fits its own SFT policy and then "
+             f"trains every arm from it (default {_seed_text(DEFAULT_SEEDS)}; --quick: {quick_seeds}; "
+             f"--device cuda: {cuda_seeds})",
     )
     parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                         help="wall-clock budget: seeds run in the given order and no new seed starts once the "
                              "estimate says it would finish late (more seeds = narrower intervals)")
     parser.add_argument(
-        "--jobs", type=int, default=None, help="worker processes for the RL runs (default: min(2, CPUs))"
+        "--jobs", type=int, default=None,
+        help="worker processes, one seed at a time each (>= 1; default: min(2, CPUs, seeds))",
     )
     parser.add_argument("--arms", nargs="+", default=None, metavar="ARM",
                         help="arms by name, or a set: 'default', 'family' (GRPO N=8, F-GRPO γ=1, Pass@k, "
-                             "Unlikely) or 'all' (every arm, also GRPO N=2 and N=32)")
+                             "Unlikely sum and mean), 'n-sweep' (GRPO N=2,4,8,16,32 and F-GRPO γ=1 N=8) or "
+                             "'all' (every arm)")
     parser.add_argument(
         "--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)"
     )
@@ -94,7 +111,7 @@ def _check_complete(results: dict, paths: dict[str, str]) -> list[str]:
     return problems
 
 
-def _load_claims(path: str) -> tuple[list[dict], list[int]]:
+def _load_claims(path: str) -> tuple[list[dict], list[int], dict]:
     f = os.path.join(path, "results.json") if os.path.isdir(path) else path
     if not os.path.isfile(f):
         raise ValueError(f"--replicate: no results.json at {path!r}; pass a demo output folder or its results.json")
@@ -102,14 +119,14 @@ def _load_claims(path: str) -> tuple[list[dict], list[int]]:
         res = json.load(fh)
     if "claims" not in res:
         raise ValueError(f"--replicate: {f} has no 'claims' (written by an older demo); re-run `verl-focal demo`")
-    return res["claims"], res.get("seeds_completed", [])
+    return res["claims"], res.get("seeds_completed", []), res
 
 
 def _replicate(paths: list[str]) -> int:
-    from verl_focal.demo.report import replication_markdown
+    from verl_focal.demo.report import headline_markdown, replication_markdown
 
     try:
-        (c1, s1), (c2, s2) = _load_claims(paths[0]), _load_claims(paths[1])
+        (c1, s1, r1), (c2, s2, r2) = _load_claims(paths[0]), _load_claims(paths[1])
     except ValueError as e:
         print(f"verl-focal demo: {e}", file=sys.stderr)
         return 2
@@ -126,6 +143,10 @@ def _replicate(paths: list[str]) -> int:
         else ""
     )
     print("\n".join(replication_markdown(c1, c2)))
+    if "summary" in r1 and "summary" in r2:
+        print("\nHeadline: range of the two runs' means; Δ = paired difference (GRPO N=8 vs its seed's SFT policy, "
+              "every other arm vs GRPO N=8), range of the two estimates, verdict where both runs agree:\n")
+        print("\n".join(headline_markdown(r1, r2)))
     return 0
 
 
@@ -159,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"--threads={args.threads} must be >= 1")
         cfg.threads = args.threads
     if args.jobs is not None:
+        if args.jobs < 1:
+            return fail(f"--jobs={args.jobs} must be >= 1 (leave it out for the default, min(2, CPUs, seeds))")
         cfg.jobs = args.jobs
     if args.budget is not None:
         cfg.budget_s = args.budget
@@ -175,11 +198,11 @@ def run(args: argparse.Namespace) -> int:
 
         factory = lambda total: tqdm(total=total, unit="step", dynamic_ncols=True)  # noqa: E731
     results = run_experiment(cfg, progress_factory=factory)
-    paths = write_report(results, args.out)
+    paths = write_report(results, args.out_dir)
     problems = _check_complete(results, paths)
     with open(paths["report.md"]) as f:
         print(f.read())
-    print(f"report written to {os.path.abspath(args.out)}")
+    print(f"report written to {os.path.abspath(args.out_dir)}")
     if problems:
         for p in problems:
             print(f"verl-focal demo: FAILED: {p}", file=sys.stderr)

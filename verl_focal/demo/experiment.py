@@ -1,14 +1,21 @@
-"""The demo experiment: SFT a tiny policy on a skewed strategy mixture, then RL it under every arm × seed.
+"""The demo experiment: per seed, SFT a tiny policy on a skewed strategy mixture, then RL it under every arm.
 
 All settings live in :class:`DemoConfig`; :func:`preset` gives the three modes
 (``default``: CPU, ≤ 10 min on 2 cores; ``quick``: CI smoke run; ``cuda``: the
 scale-up).  The default design was fixed before any arm comparison, by the
 criteria written in docs/demo.md ("Design criteria").
 
-Arms are paired by seed: every (arm, seed) run starts from the same SFT
-policy and, for a given seed, draws the same training prompts in the same
-order.  Runs are independent tasks, so ``jobs`` worker processes can share
-them out; a run's result does not depend on which process ran it.
+A seed is the whole pipeline: it fits its own SFT policy (initialisation,
+demonstrations and batch order drawn from the seed), then trains every arm
+from that policy, drawing the same RL prompts in the same order for every
+arm.  Arms are paired by seed, and the paired intervals include the spread
+between SFT policies.  Seeds are independent tasks, so ``jobs`` worker
+processes can share them out; a seed's result does not depend on which
+process ran it.
+
+SFT demonstrates only the *familiar* problems (a fixed share of the task);
+RL trains on every problem, familiar and unfamiliar, and pass@k is measured
+on that same set, the RL training distribution (docs/demo.md says why).
 """
 
 from __future__ import annotations
@@ -42,7 +49,10 @@ from verl_focal.demo.model import ModelSpec, build_model, build_tokenizer, sft
 from verl_focal.demo.stats import build_claims
 from verl_focal.demo.task import STRATEGIES, sft_examples, split_problems
 
-__all__ = ["DemoConfig", "preset", "run_experiment", "evaluate", "metric_table"]
+__all__ = ["DEFAULT_SEEDS", "DemoConfig", "preset", "run_experiment", "evaluate", "metric_table"]
+
+#: the default run's seeds (``verl-focal demo --help`` prints them)
+DEFAULT_SEEDS: tuple[int, ...] = tuple(range(24))
 
 
 @dataclass
@@ -52,11 +62,11 @@ class DemoConfig:
     mode: str = "default"
     device: str = "cpu"
     threads: int = 1
-    jobs: int = 0  # worker processes; 0 = min(2, CPU count, runs)
-    seeds: tuple[int, ...] = tuple(range(24))
+    jobs: int = 0  # worker processes; 0 = min(2, CPU count, seeds) (the CLI refuses --jobs 0)
+    seeds: tuple[int, ...] = DEFAULT_SEEDS
     budget_s: float | None = None  # wall-clock budget: no new seed starts once it would overrun
     task_seed: int = 0
-    held_out_frac: float = 0.25
+    unfamiliar_frac: float = 0.5  # share of the problems with no SFT demonstration (RL trains on all)
     prior: dict[str, float] = field(default_factory=lambda: {"add": 0.55, "sub": 0.30, "mul": 0.15})
     model: ModelSpec = field(default_factory=ModelSpec)
     sft_examples: int = 20000
@@ -83,6 +93,8 @@ class DemoConfig:
             raise ValueError(f"--seeds repeats a seed: {list(self.seeds)}")
         if self.jobs < 0:
             raise ValueError(f"--jobs={self.jobs} must be >= 0 (0 = automatic)")
+        if not (0.0 < self.unfamiliar_frac < 1.0):
+            raise ValueError(f"unfamiliar_frac={self.unfamiliar_frac} must lie strictly between 0 and 1")
         if self.budget_s is not None and self.budget_s <= 0:
             raise ValueError(f"--budget={self.budget_s} must be > 0 seconds")
         if not self.arms:
@@ -108,28 +120,30 @@ def preset(mode: str) -> DemoConfig:
     raise ValueError(f"unknown demo mode {mode!r}; choose default, quick or cuda")
 
 
-def evaluate(model, tokenizer, train, held, base_held_logp: np.ndarray | None, rare, cfg: DemoConfig) -> dict[str, Any]:
-    """Held-out exact pass@k and AUC@256, strategy masses, retained rare-correct mass, ΔNLL_rare, train p(correct)."""
-    cs = correct_set(held)
+def evaluate(model, tokenizer, problems, unfamiliar, base_logp: np.ndarray | None, rare,
+             cfg: DemoConfig) -> dict[str, Any]:
+    """Exact pass@k and AUC@256 on the RL training problems (all of them) and on their unfamiliar subset, strategy
+    masses, retained rare-correct mass, ΔNLL_rare and the exact strategy diversity of N=8 groups."""
+    cs = correct_set(problems)
     logp = answer_logprobs(model, tokenizer, cs)
     mass = strategy_mass(cs, logp)
     p = mass.sum(1)
+    unfam = {pr for pr in unfamiliar}
+    sel = np.array([pr in unfam for pr in cs.problems])
     out: dict[str, Any] = {
         "pass_at_k": exact_pass_curve(p, cfg.ks),
         "auc_at_k": exact_auc(p, max(cfg.ks)),
         "p_correct_mean": float(p.mean()),
+        "unfamiliar_pass_at_k": exact_pass_curve(p[sel], (1, 256)),
         "strategy_mass": {s: float(mass[:, i].mean()) for i, s in enumerate(STRATEGIES)},
         "unsolved_frac": float((p < 1e-3).mean()),
+        "groups_n8": group_strategy_stats(mass, 8),
     }
-    cs_tr = correct_set(train)
-    mass_tr = strategy_mass(cs_tr, answer_logprobs(model, tokenizer, cs_tr))
-    out["train_p_correct"] = float(mass_tr.sum(1).mean())
-    out["train_groups_n8"] = group_strategy_stats(mass_tr, 8)
-    if base_held_logp is not None:
-        base_mass = strategy_mass(cs, base_held_logp)
+    if base_logp is not None:
+        base_mass = strategy_mass(cs, base_logp)
         dominant = base_mass.argmax(1)
         rare_sel = cs.strategy != dominant[cs.owner]
-        out["rare_retained"] = retained_mass(np.exp(base_held_logp), np.exp(logp), rare_sel)
+        out["rare_retained"] = retained_mass(np.exp(base_logp), np.exp(logp), rare_sel)
     if rare is not None:
         out["delta_nll_rare"] = delta_nll(model, tokenizer, rare)
     return out
@@ -156,52 +170,108 @@ def _summarise_history(h: list[dict[str, float]]) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------------------------
-# one (arm, seed) run: a module-level function so worker processes can run it
+# one seed (SFT, base evaluation, every arm): a module-level function so worker processes can run it
 # ------------------------------------------------------------------------------------------------
-_WORKER: dict[str, Any] = {}
-
-
 def _init_worker(threads: int) -> None:
     torch.set_num_threads(threads)
     import verl_focal.demo.rl  # noqa: F401  imports verl once per worker process
 
 
-def _run_one(job: dict[str, Any]) -> dict[str, Any]:
+def fit_sft(cfg: DemoConfig, familiar, seed: int, progress=None):
+    """The seed's SFT policy: initialisation, demonstrations (on the familiar problems) and batch order from ``seed``;
+    returns (model, per-step losses)."""
+    tok = build_tokenizer()
+    model = build_model(tok, cfg.model, seed=seed).to(cfg.device)
+    pairs = sft_examples(familiar, cfg.prior, cfg.sft_examples, seed=seed)
+    losses = sft(model, tok, pairs, cfg.sft_steps, cfg.sft_batch, cfg.sft_lr, seed=seed, progress=progress)
+    return model, losses
+
+
+def _run_arm(cfg: DemoConfig, arm: Arm, seed: int, state: bytes, problems, unfamiliar, base_logp, rare,
+             progress=None) -> dict[str, Any]:
     from verl_focal.demo.rl import RLConfig, train_rl
 
-    cfg: DemoConfig = job["cfg"]
-    arm: Arm = job["arm"]
-    seed: int = job["seed"]
     t0, c0 = time.time(), time.process_time()
     tok = build_tokenizer()
-    model = build_model(tok, cfg.model, seed=cfg.task_seed)
-    model.load_state_dict(torch.load(io.BytesIO(job["state"]), map_location=cfg.device))
+    model = build_model(tok, cfg.model, seed=seed)
+    model.load_state_dict(torch.load(io.BytesIO(state), map_location=cfg.device))
     model.to(cfg.device).eval()
     rl_cfg = RLConfig(steps=cfg.rl_steps, prompts_per_step=cfg.prompts_per_step, lr=cfg.lr, clip_ratio=cfg.clip_ratio)
-    hist = train_rl(model, tok, job["train"], arm, rl_cfg, seed=seed)
-    ev = evaluate(model, tok, job["train"], job["held"], job["base_held_logp"], job["rare"], cfg)
+    hist = train_rl(model, tok, problems, arm, rl_cfg, seed=seed, progress=progress)
+    ev = evaluate(model, tok, problems, unfamiliar, base_logp, rare, cfg)
     ev.update(_summarise_history(hist))
     return {"arm": arm.name, "estimator": arm.estimator, "n": arm.n, "settings": dict(arm.settings), "seed": seed,
             "seconds": time.time() - t0, "cpu_s": time.process_time() - c0, "eval": ev, "history": hist}
 
 
-def _auto_jobs(cfg: DemoConfig, n_runs: int) -> int:
+def _run_seed(job: dict[str, Any], progress=None) -> dict[str, Any]:
+    """One seed: fit its SFT policy, evaluate it (the base), build its rare-correct set, then train every arm."""
+    cfg: DemoConfig = job["cfg"]
+    seed: int = job["seed"]
+    t0, c0 = time.time(), time.process_time()
+    familiar, unfamiliar = split_problems(cfg.task_seed, cfg.unfamiliar_frac)
+    problems = sorted(familiar + unfamiliar)
+    if progress is not None:
+        progress.set_description(f"SFT seed {seed}")
+    base, losses = fit_sft(cfg, familiar, seed, progress)
+    tok = build_tokenizer()
+    base_logp = answer_logprobs(base, tok, correct_set(problems))
+    rare = build_rare_set(base, tok, problems, cfg.rare_rollouts, cfg.rare_top_frac, seed=seed)
+    base_eval = evaluate(base, tok, problems, unfamiliar, base_logp, rare, cfg)
+    base_eval["sft_final_loss"] = float(np.mean(losses[-10:]))
+    base_eval["rare_set_size"], base_eval["rare_set_sampled_correct"] = len(rare.pairs), rare.n_sampled_correct
+    buf = io.BytesIO()
+    torch.save({k: v.cpu() for k, v in base.state_dict().items()}, buf)
+    sft_s, sft_cpu = time.time() - t0, time.process_time() - c0
+    if progress is not None:
+        progress.set_description(f"RL seed {seed}")
+    runs = [_run_arm(cfg, arm, seed, buf.getvalue(), problems, unfamiliar, base_logp, rare, progress)
+            for arm in job["arms"]]
+    return {"seed": seed, "base": base_eval, "runs": runs, "seconds": time.time() - t0,
+            "cpu_s": time.process_time() - c0, "sft_seconds": sft_s, "sft_cpu_s": sft_cpu}
+
+
+def _auto_jobs(cfg: DemoConfig, n_seeds: int) -> int:
     if cfg.jobs:
         return cfg.jobs
     if cfg.device == "cuda":
         return 1
-    return max(1, min(2, os.cpu_count() or 1, n_runs))
+    return max(1, min(2, os.cpu_count() or 1, n_seeds))
+
+
+def _mean_eval(evals: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean over seeds of the base policies' evaluations (numbers and one level of nested dicts)."""
+    out: dict[str, Any] = {}
+    for key, v in evals[0].items():
+        if isinstance(v, dict):
+            out[key] = {k: float(np.mean([e[key][k] for e in evals])) for k in v}
+        elif isinstance(v, (int, float)):
+            out[key] = float(np.mean([e[key] for e in evals]))
+    return out
+
+
+def _trough(runs: list[dict], arms: list[Arm]) -> dict[str, Any]:
+    """With GRPO at three or more group sizes: the GRPO arm whose mean pass@256 is lowest (the trough of the curve
+    in N), chosen from this run's own means."""
+    grpo = sorted({a.n: a.name for a in arms if a.estimator == "grpo"}.items())
+    if len(grpo) < 3 or not runs:
+        return {}
+    means = {name: float(np.mean([r["eval"]["pass_at_k"][256] for r in runs if r["arm"] == name]))
+             for _, name in grpo}
+    return {"grpo_arms": [name for _, name in grpo], "pass@256_mean": means, "trough": min(means, key=means.get)}
 
 
 def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | None = None, log=print) -> dict[str, Any]:
-    """Run SFT once, then every arm × seed from the same SFT policy; return all results (JSON-ready), with claims."""
+    """Run every seed (its own SFT policy, then every arm from it); return all results (JSON-ready), with claims.
+
+    ``claims``: every arm against its seed's SFT policy and against GRPO N=8, plus each arm's ``compare_with``;
+    with GRPO at three or more group sizes, F-GRPO N=8 also against GRPO at the trough (``group_size``)."""
     from verl_focal.demo.rl import estimator_available  # imports verl (7-10 s)
 
     cfg.validate()
     torch.set_num_threads(cfg.threads)
     t_start, cpu_start = time.time(), time.process_time()
-    train, held = split_problems(cfg.task_seed, cfg.held_out_frac)
-    tok = build_tokenizer()
+    familiar, unfamiliar = split_problems(cfg.task_seed, cfg.unfamiliar_frac)
     arms, skipped = [], []
     for arm in cfg.arms:
         if estimator_available(arm.estimator):
@@ -211,84 +281,81 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
                 {"arm": arm.name, "reason": f"advantage estimator {arm.estimator!r} is not registered in this install"}
             )
             log(f"verl-focal demo: skipping arm {arm.name!r}: estimator {arm.estimator!r} is not registered")
-    bar = progress_factory(cfg.sft_steps + cfg.rl_steps * len(arms) * len(cfg.seeds)) if progress_factory else None
-
-    base = build_model(tok, cfg.model, seed=cfg.task_seed).to(cfg.device)
-    pairs = sft_examples(train, cfg.prior, cfg.sft_examples, seed=cfg.task_seed)
-    if bar is not None:
-        bar.set_description("SFT")
-    sft_losses = sft(base, tok, pairs, cfg.sft_steps, cfg.sft_batch, cfg.sft_lr, seed=cfg.task_seed, progress=bar)
-    base_held_logp = answer_logprobs(base, tok, correct_set(held))
-    rare = build_rare_set(base, tok, train, cfg.rare_rollouts, cfg.rare_top_frac, seed=cfg.task_seed)
-    base_eval = evaluate(base, tok, train, held, base_held_logp, rare, cfg)
-    buf = io.BytesIO()
-    torch.save({k: v.cpu() for k, v in base.state_dict().items()}, buf)
-    t_sft = time.time() - t_start
-    if bar is not None:
-        bar.set_description("RL")
-
-    jobs_list = [{"cfg": cfg, "arm": arm, "seed": seed, "state": buf.getvalue(), "train": train, "held": held,
-                  "base_held_logp": base_held_logp, "rare": rare} for seed in cfg.seeds for arm in arms]
+    per_seed_steps = cfg.sft_steps + cfg.rl_steps * len(arms)
+    bar = progress_factory(per_seed_steps * len(cfg.seeds)) if progress_factory else None
+    jobs_list = [{"cfg": cfg, "arms": arms, "seed": seed} for seed in cfg.seeds]
     n_jobs = _auto_jobs(cfg, len(jobs_list))
-    runs, stopped = _run_all(jobs_list, n_jobs, cfg, t_start, arms, bar, log)
+    seed_results, stopped = _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log)
     if bar is not None:
         bar.close()
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    seeds_done = sorted({r["seed"] for r in runs})
+    runs = [r for sr in seed_results for r in sr["runs"]]
+    seeds_done = sorted(sr["seed"] for sr in seed_results)
     per_seed: dict[str, dict[str, dict[int, float]]] = {}
     for r in runs:
         for metric, v in metric_table(r["eval"]).items():
             per_seed.setdefault(r["arm"], {}).setdefault(metric, {})[r["seed"]] = v
-    claims = build_claims(per_seed, metric_table(base_eval), reference=REFERENCE_ARM,
-                          also_vs={a.name: a.compare_with for a in cfg.arms})
+    base_per_seed: dict[str, dict[int, float]] = {}
+    for sr in seed_results:
+        for metric, v in metric_table(sr["base"]).items():
+            base_per_seed.setdefault(metric, {})[sr["seed"]] = v
+    also_vs = {a.name: a.compare_with for a in cfg.arms}
+    group_size = _trough(runs, arms)
+    if group_size.get("trough"):  # F-GRPO N=8 against GRPO at the trough of its pass@256 curve in N
+        for a in arms:
+            if a.estimator == "f_grpo" and a.n == 8:
+                also_vs[a.name] = tuple(dict.fromkeys(also_vs[a.name] + (group_size["trough"],)))
+    claims = build_claims(per_seed, base_per_seed, reference=REFERENCE_ARM, also_vs=also_vs) if seed_results else []
     cfg_json = dataclasses.asdict(cfg)
     cfg_json["arms"] = [a.as_json() for a in cfg.arms]
+    bases = [sr["base"] for sr in seed_results]
     return {
         "config": cfg_json,
-        "problems": {"train": len(train), "held_out": len(held)},
-        "base": {"eval": base_eval, "sft_final_loss": float(np.mean(sft_losses[-10:])),
-                 "rare_set_size": len(rare.pairs), "rare_set_sampled_correct": rare.n_sampled_correct},
+        "problems": {"rl": len(familiar) + len(unfamiliar), "familiar": len(familiar), "unfamiliar": len(unfamiliar)},
+        # the base (SFT) policy of every seed, and their mean
+        "base": {"eval": _mean_eval(bases) if bases else {},
+                 "per_seed": {sr["seed"]: sr["base"] for sr in seed_results}},
         "runs": runs,
         "seeds_completed": seeds_done,
         "seeds_not_started": stopped,
         "skipped_arms": skipped,
         "claims": [c.as_json() for c in claims],
+        "group_size": group_size,
         "jobs": n_jobs,
-        # cpu: this process + finished worker processes (imports included); rl_cpu: the runs' own CPU time
-        "seconds": {"sft_and_base_eval": t_sft, "total": time.time() - t_start,
+        # cpu: this process + finished worker processes (imports included); seed_cpu: the seeds' own CPU time
+        "seconds": {"total": time.time() - t_start,
                     "cpu": time.process_time() - cpu_start + ru.ru_utime + ru.ru_stime,
+                    "seed_cpu": float(sum(sr["cpu_s"] for sr in seed_results)),
+                    "sft_cpu": float(sum(sr["sft_cpu_s"] for sr in seed_results)),
                     "rl_cpu": float(sum(r["cpu_s"] for r in runs))},
     }
 
 
-def _run_all(jobs_list, n_jobs, cfg, t_start, arms, bar, log) -> tuple[list[dict], list[int]]:
-    """Run the (seed, arm) jobs in order, on ``n_jobs`` processes; honour the wall-clock budget by seed."""
-    n_arms = len(arms)
-    by_seed = [jobs_list[i : i + n_arms] for i in range(0, len(jobs_list), n_arms)]
-    runs: list[dict] = []
+def _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log) -> tuple[list[dict], list[int]]:
+    """Run the seeds in order on ``n_jobs`` processes; no seed starts once the wall-clock budget would be overrun."""
+    results: list[dict] = []
     stopped: list[int] = []
 
     def done(r):
-        runs.append(r)
-        if bar is not None:
-            bar.update(cfg.rl_steps)
-            bar.set_postfix(seed=r["seed"], arm=r["arm"])
+        results.append(r)
+        if bar is not None and n_jobs > 1:
+            bar.update(per_seed_steps)
+            bar.set_postfix(seed=r["seed"])
 
     def over_budget(n_started: int) -> bool:
-        if cfg.budget_s is None or not runs:
+        if cfg.budget_s is None or not results:
             return False
-        per_run = float(np.mean([r["seconds"] for r in runs]))
-        # wall still needed: the runs not yet finished plus one more seed, shared out over the workers
-        pending = n_started * n_arms - len(runs) + n_arms
-        return time.time() - t_start + per_run * pending / n_jobs > cfg.budget_s
+        per_seed = float(np.mean([r["seconds"] for r in results]))
+        # wall still needed: the seeds started but not finished, plus one more, shared out over the workers
+        pending = n_started - len(results) + 1
+        return time.time() - t_start + per_seed * pending / n_jobs > cfg.budget_s
 
     if n_jobs == 1:
-        for i, seed_jobs in enumerate(by_seed):
+        for i, job in enumerate(jobs_list):
             if over_budget(i):
-                stopped = [j[0]["seed"] for j in by_seed[i:]]
+                stopped = [j["seed"] for j in jobs_list[i:]]
                 break
-            for j in seed_jobs:
-                done(_run_one(j))
+            done(_run_seed(job, bar))
     else:
         import concurrent.futures as cf
         import multiprocessing as mp
@@ -297,20 +364,22 @@ def _run_all(jobs_list, n_jobs, cfg, t_start, arms, bar, log) -> tuple[list[dict
                                     initargs=(cfg.threads,)) as pool:
             pending: set = set()
             i = 0
-            while i < len(by_seed) or pending:
-                # keep about two seeds of work queued; start the next seed only within the budget
-                while i < len(by_seed) and len(pending) < 2 * n_jobs:
+            while i < len(jobs_list) or pending:
+                # keep one seed queued per worker; start the next seed only within the budget
+                while i < len(jobs_list) and len(pending) < n_jobs:
                     if over_budget(i):
-                        stopped = [j[0]["seed"] for j in by_seed[i:]]
-                        i = len(by_seed)
+                        stopped = [j["seed"] for j in jobs_list[i:]]
+                        i = len(jobs_list)
                         break
-                    pending |= {pool.submit(_run_one, j) for j in by_seed[i]}
+                    pending.add(pool.submit(_run_seed, jobs_list[i]))
                     i += 1
+                if not pending:
+                    break
                 finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                 for f in finished:
                     done(f.result())
     if stopped:
         log(f"verl-focal demo: budget of {cfg.budget_s:.0f} s reached; seeds not started: {stopped}")
-    order = {(j["seed"], j["arm"].name): k for k, j in enumerate(jobs_list)}
-    runs.sort(key=lambda r: order[(r["seed"], r["arm"])])
-    return runs, stopped
+    order = {j["seed"]: k for k, j in enumerate(jobs_list)}
+    results.sort(key=lambda r: order[r["seed"]])
+    return results, stopped
