@@ -4,23 +4,8 @@ generator version, and one Hydra composition giving every arm's config."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "advantage_step.py"
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("advantage_step", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("advantage_step", mod)  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ only that every arm ran, what the hook read, and what verl's pass wrote."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,14 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "advantage_step.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("advantage_step", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("advantage_step", mod)  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.parametrize(
@@ -36,8 +27,8 @@ def _module():
         (["--overlap-s", "-1"], "--overlap-s=-1.0 must be >= 0"),
     ],
 )
-def test_bad_options_exit_2_with_one_line(args, message, capsys):
-    assert _module().main(args) == 2
+def test_bad_options_exit_2_with_one_line(bench, args, message, capsys):
+    assert bench.main(args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
 
