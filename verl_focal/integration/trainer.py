@@ -271,18 +271,21 @@ class FocalHookMixin:
         return out
 
     def _focal_context_for(self, batch, spec) -> tuple[AdvantageStep, AdvantageContext]:
-        """The step (parsed at the old-log-prob pass when it ran for these rows) and its context."""
+        """The step (parsed at the old-log-prob pass when it ran for these rows) and its context:
+        the prefetched one when the background fetch succeeded for these rows, else fetched now."""
         cached = getattr(self, "_focal_prefetched", None)
         self._focal_prefetched = None
+        step = None
         if cached is not None:
-            keys, partition_id, thread, box, step = cached
-            if keys == tuple(batch.keys) and partition_id == batch.partition_id and step.spec.name == spec.name:
-                if thread is None:  # nothing prefetched: the parsed settings are all there is to reuse
-                    return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
+            keys, partition_id, thread, box, cached_step = cached
+            same = (keys, partition_id, cached_step.spec.name) == (tuple(batch.keys), batch.partition_id, spec.name)
+            if same:
+                step = cached_step  # its parsed settings are reused in any case
+            if thread is not None:
                 t0 = time.perf_counter()
-                thread.join()
+                thread.join()  # for another batch's prefetch too: let it finish before starting over
                 wait = time.perf_counter() - t0
-                if "error" not in box:
+                if same and "error" not in box:
                     ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
                     # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
                     ctx.metrics = {
@@ -291,13 +294,12 @@ class FocalHookMixin:
                         "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
                     }
                     return step, ctx
-                logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", spec.name,
-                               box["error"])
-                self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
-                return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
-            if thread is not None:
-                thread.join()  # another batch's prefetch: let it finish before starting over
-        step = AdvantageStep(spec, self.config.algorithm)
+                if same:
+                    logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", spec.name,
+                                   box["error"])
+                    self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
+        if step is None:
+            step = AdvantageStep(spec, self.config.algorithm)
         return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
 
     def _compute_advantage(self, batch, metrics: dict):
