@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _bench_module import load
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load()
 
 
 @pytest.fixture(scope="module")

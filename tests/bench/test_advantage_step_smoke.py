@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _bench_module import load
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "advantage_step.py"
@@ -27,8 +28,8 @@ BENCH = ROOT / "bench" / "advantage_step.py"
         (["--overlap-s", "-1"], "--overlap-s=-1.0 must be >= 0"),
     ],
 )
-def test_bad_options_exit_2_with_one_line(bench, args, message, capsys):
-    assert bench.main(args) == 2
+def test_bad_options_exit_2_with_one_line(args, message, capsys):
+    assert load().main(args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
 
