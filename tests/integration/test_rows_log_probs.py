@@ -66,3 +66,21 @@ def test_jagged_layout_with_an_empty_row_and_an_integer_mask(dtype):
     exact = [sum(float(torch.tensor(x, dtype=dtype)) * m for x, m in zip(r, mk)) for r, mk in zip(rows, masks)]
     assert cols[OLD_LOG_PROB_SUM].tolist() == pytest.approx(exact, rel=1e-12, abs=1e-12)
     assert cols[OLD_LOG_PROB_TOKENS].tolist() == [2.0, 0.0, 1.0, 5000.0]
+
+
+def test_input_metrics_count_the_rows_whose_inputs_arrived():
+    """``verl_focal/acc_rows_frac`` and ``verl_focal/old_log_prob_rows_frac``: finite values / rows."""
+    import math
+
+    from verl_focal.integration.step import input_metrics
+
+    infos = [{"acc": 1.0}, {"acc": 0.0}, {}, {"acc": 1.0}]  # row 2: no acc extra
+    cols = {OLD_LOG_PROB_SUM: [-1.0, math.nan, -2.0, -0.5], OLD_LOG_PROB_TOKENS: [1.0, 0.0, 2.0, 1.0]}
+    ctx = build_context(["a", "a", "b", "b"], frozenset({"acc", OLD_LOG_PROBS}), infos, old_log_probs=cols)
+    assert input_metrics(ctx, frozenset({"acc", OLD_LOG_PROBS})) == {
+        "verl_focal/acc_rows_frac": 0.75,
+        "verl_focal/old_log_prob_rows_frac": 0.75,
+    }
+    # without old log-probs among the needs, no log-prob figure; without any acc extra, 0.0
+    bare = build_context(["a", "b"], frozenset({"acc"}), [{}, {}])
+    assert input_metrics(bare, frozenset({"acc"})) == {"verl_focal/acc_rows_frac": 0.0}

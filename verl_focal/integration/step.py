@@ -24,11 +24,14 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
+
 from verl_focal.config.schema import AlgorithmSettings, parse_settings
 from verl_focal.integration.context import AdvantageContext, use_context
 from verl_focal.integration.registration import EstimatorSpec
+from verl_focal.integration.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROBS
 
-__all__ = ["AdvantageStep"]
+__all__ = ["AdvantageStep", "input_metrics"]
 
 T = TypeVar("T")
 
@@ -61,8 +64,10 @@ class AdvantageStep:
 
     def run(self, ctx: AdvantageContext, advantage_call: Callable[[], T]) -> T:
         """``prepare`` (timed as ``verl_focal/prepare_s``), then ``advantage_call()`` inside
-        ``use_context(ctx)`` (timed as ``verl_focal/advantage_s``); returns its result."""
+        ``use_context(ctx)`` (timed as ``verl_focal/advantage_s``); returns its result.
+        :func:`input_metrics` records which per-row inputs arrived."""
         self.attach(ctx)
+        ctx.metrics.update(input_metrics(ctx, self.needs))
         if self.spec.prepare is not None:
             t0 = time.perf_counter()
             self.spec.prepare(ctx, self.settings)
@@ -72,3 +77,21 @@ class AdvantageStep:
             out = advantage_call()
         ctx.metrics["verl_focal/advantage_s"] = time.perf_counter() - t0
         return out
+
+
+def input_metrics(ctx: AdvantageContext, needs: frozenset[str]) -> dict[str, float]:
+    """Which per-row inputs reached the step, as fractions of the batch's rows.
+
+    ``verl_focal/acc_rows_frac``: rows with a finite ``acc`` from the reward extras (the rest
+    fall back to the reward threshold, or leave their group, as each estimator documents);
+    ``verl_focal/old_log_prob_rows_frac`` (only when the estimator needs old log-probs): rows
+    with a finite sequence log-prob.  Both are 1.0 when every input arrived.
+    """
+    n = max(1, len(ctx.uids))
+    acc = ctx.acc
+    out = {"verl_focal/acc_rows_frac": 0.0 if acc is None else float(np.isfinite(acc).sum()) / n}
+    if OLD_LOG_PROBS in needs:
+        col = ctx.extras.get(OLD_LOG_PROB_SUM)
+        ok = 0 if col is None else int(np.isfinite(np.asarray(col, dtype=np.float64)).sum())
+        out["verl_focal/old_log_prob_rows_frac"] = ok / n
+    return out
