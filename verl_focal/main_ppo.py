@@ -72,7 +72,7 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     config = compose_config(overrides, trainer=trainer)
     printed = io.StringIO()
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
-        validate_all(config)
+        validate_all(config, trainer)
         check_local_paths(config)  # data files and model folders that a run would read (hub names: not checked)
         warn_on_version_mismatch()
     for line in printed.getvalue().splitlines():  # stdout stays pure YAML

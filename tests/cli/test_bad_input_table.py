@@ -430,6 +430,13 @@ def _py(*args, env=None):
         (["algorithm.focal.gama=1"], "did you mean 'gamma'"),
         (["algorithm.adv_estimator=f_grpoo"], "did you mean 'f_grpo'"),
         (["algorithm.focal.gamma"], "algorithm.focal.gamma"),  # not key=value
+        # the separated trainers assert hybrid_engine=false when built, and "naive" cannot move weights
+        # between their pools: refused before Ray, naming the key and the value to use
+        (["--trainer", "one_step_off", "actor_rollout_ref.hybrid_engine=true"],
+         "set actor_rollout_ref.hybrid_engine=false"),
+        (["--trainer", "fully_async", "actor_rollout_ref.rollout.checkpoint_engine.backend=naive"],
+         "checkpoint_engine.backend=naive only syncs a colocated rollout"),
+        (["--trainer", "fully_async", "data.train_batch_size=512"], "set data.train_batch_size=0"),
     ],
 )
 def test_main_ppo_dry_run_refuses_in_one_line(argv, needle, capsys):

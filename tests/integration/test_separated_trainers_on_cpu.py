@@ -174,3 +174,19 @@ def test_f_grpo_counts_correctness_from_acc_not_the_threshold():
     assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-6)
     assert ref != pytest.approx(wrong, abs=1e-3)
     assert trainer.metrics["focal/acc_from_extra_frac"] == 1.0
+
+
+@pytest.mark.parametrize("kind", ["one_step_off", "fully_async"])
+def test_separated_trainers_compose_with_the_values_their_trainers_require(kind):
+    """verl's configs of these trainers inherit ``hybrid_engine: true`` (and, for fully-async,
+    ``train_batch_size: 1024``), which their trainers assert against; our composition gives the
+    working values, passes validation, and still lets an override through (to be refused)."""
+    config = compose_config(MICRO, trainer=kind)
+    assert config.actor_rollout_ref.hybrid_engine is False
+    # fully-async's rollouter feeds prompts one at a time: data.train_batch_size must be 0 there
+    assert config.data.train_batch_size == (0 if kind == "fully_async" else 1024)
+    from verl_focal.integration.preflight import validate_all
+
+    validate_all(config, kind)  # verl's own batch checks run on the batch a fully-async step trains on
+    assert compose_config([*MICRO, "actor_rollout_ref.hybrid_engine=true"], trainer=kind).actor_rollout_ref.hybrid_engine
+    assert compose_config(MICRO).actor_rollout_ref.hybrid_engine is True  # the synchronous trainer keeps verl's

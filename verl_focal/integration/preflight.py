@@ -30,8 +30,9 @@ from verl_focal.config.errors import ConfigError, did_you_mean
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
-__all__ = ["validate_start", "validate_all", "compose_config", "check_estimator_name", "check_partitioner",
-           "check_local_paths", "verl_config_searchpath", "CONFIG_MODULE", "CONFIG_NAME"]
+__all__ = ["validate_start", "validate_all", "check_separated_trainer", "SEPARATED_REQUIREMENTS", "compose_config",
+           "check_estimator_name", "check_partitioner", "check_local_paths", "verl_config_searchpath",
+           "CONFIG_MODULE", "CONFIG_NAME"]
 
 
 def _verl_estimator_names() -> list[str]:
@@ -152,6 +153,51 @@ TRAINERS: dict[str, tuple[str, str] | None] = {
 }
 
 
+#: what verl's separated trainers assert when they are built (after Ray and the workers start), as
+#: (trainers, key, the value that works, why); checked before start-up by :func:`check_separated_trainer`
+SEPARATED_REQUIREMENTS: tuple[tuple[tuple[str, ...], str, Any, str], ...] = (
+    (("one_step_off", "fully_async"), "actor_rollout_ref.hybrid_engine", False,
+     "the {trainer} trainer runs the actor and the rollout in separate pools"),
+    (("fully_async",), "data.train_batch_size", 0,
+     "the fully_async rollouter feeds prompts one by one; a training step takes "
+     "async_training.require_batches x actor_rollout_ref.actor.ppo_mini_batch_size of them"),
+    (("fully_async",), "data.gen_batch_size", 1, "the fully_async rollouter samples one prompt at a time"),
+    (("fully_async",), "actor_rollout_ref.rollout.calculate_log_probs", True,
+     "the fully_async trainer trains on the rollout's log-probs"),
+)
+
+#: keys the composition of each separated trainer sets to the value that works (user overrides come after)
+SEPARATED_DEFAULTS = {
+    t: [f"{key}={str(v).lower() if isinstance(v, bool) else v}" for ts, key, v, _ in SEPARATED_REQUIREMENTS
+        if t in ts]
+    for t in ("one_step_off", "fully_async")
+}
+
+
+def check_separated_trainer(config: Any, trainer: str) -> None:
+    """What makes a separated trainer (``one_step_off``, ``fully_async``) fail after Ray starts, checked now.
+
+    :data:`SEPARATED_REQUIREMENTS` (verl's assertions in those trainers' constructors), then the
+    checkpoint engine: both trainers move the weights between separate actor and rollout pools,
+    which the colocated-only ``naive`` backend cannot do (its first sync fails).
+    """
+    from omegaconf import OmegaConf
+
+    if trainer not in SEPARATED_DEFAULTS:
+        return
+    for trainers, key, want, why in SEPARATED_REQUIREMENTS:
+        if trainer in trainers:
+            got = OmegaConf.select(config, key, default=None)
+            if got != want or type(got) is not type(want):
+                shown = str(want).lower() if isinstance(want, bool) else want
+                raise ConfigError(f"{key}={got}: {why.format(trainer=trainer)}; set {key}={shown}")
+    backend = OmegaConf.select(config, "actor_rollout_ref.rollout.checkpoint_engine.backend", default=None)
+    if backend == "naive":
+        raise ConfigError(f"actor_rollout_ref.rollout.checkpoint_engine.backend=naive only syncs a colocated "
+                          f"rollout; the {trainer} trainer needs one that moves weights between pools "
+                          f"(verl's default for it: nccl)")
+
+
 def _trainer_config_dir(trainer: str) -> tuple[str, str]:
     """verl's config folder and config name of a separated trainer (not a Python package, so
     Hydra reaches it as a folder)."""
@@ -233,7 +279,8 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
     ``trainer`` (:data:`TRAINERS`): ``ppo`` composes our packaged ``focal_trainer.yaml`` (verl's
     ``ppo_trainer`` + ``sections/focal.yaml``); ``one_step_off`` / ``fully_async`` compose verl's
     own config of that trainer with ``sections/focal.yaml`` added (``+sections=focal``), so our keys
-    need no ``+`` there either.
+    need no ``+`` there either, and the values those trainers require (:data:`SEPARATED_DEFAULTS`,
+    e.g. ``actor_rollout_ref.hybrid_engine=false``) unless the overrides say otherwise.
 
     A Hydra error becomes a :class:`~verl_focal.config.errors.ConfigError`: an unknown key under
     ``algorithm.focal`` / ``algorithm.cue`` gets "did you mean" (not Hydra's "use +key" advice).
@@ -261,7 +308,10 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
                 return compose(config_name=config_name, overrides=given)
         config_dir, name = _trainer_config_dir(trainer)
         verl_path = f"'{search}'" if search else "pkg://verl.trainer.config"
-        ours = [f"hydra.searchpath=[{verl_path},pkg://{CONFIG_MODULE}]", "+sections=focal"]
+        # verl's configs of these trainers inherit values from ppo_trainer that their trainers refuse
+        # (hybrid_engine=true, ...): the only working ones go first, so a user's own setting is checked instead
+        ours = [f"hydra.searchpath=[{verl_path},pkg://{CONFIG_MODULE}]", "+sections=focal",
+                *SEPARATED_DEFAULTS[trainer]]
         with initialize_config_dir(config_dir=config_dir, version_base=None):
             return compose(config_name=name, overrides=ours + given)
     except HydraException as e:
@@ -300,8 +350,9 @@ def _one_line(e: BaseException) -> str:
     return f"{msg.strip()}" + (f" (in {key.group(1)})" if key else "")
 
 
-def validate_all(config: DictConfig) -> dict:
-    """Our start-up checks + verl's own ``validate_config``; raises ConfigError naming the key and the fix."""
+def validate_all(config: DictConfig, trainer: str = "ppo") -> dict:
+    """Our start-up checks + verl's own ``validate_config`` (+ :func:`check_separated_trainer` for a
+    separated ``trainer``); raises ConfigError naming the key and the fix."""
     from hydra.errors import HydraException
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
@@ -312,11 +363,13 @@ def validate_all(config: DictConfig) -> dict:
 
     require_contract(full=True)
     sections = validate_start(config)
+    check_separated_trainer(config, trainer)
+    verl_view = _step_batch_view(config) if trainer == "fully_async" else config
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             validate_config(
-                config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config)
+                config=verl_view, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config)
             )
         except (AssertionError, ValueError, TypeError, KeyError, HydraException) as e:  # verl's own config checks
             raise ConfigError(f"verl's config check: {_one_line(e)}{_micro_batch_hint(e)}") from e
@@ -324,6 +377,19 @@ def validate_all(config: DictConfig) -> dict:
         warnings.warn_explicit(f"verl: {w.message}", w.category, filename=VERL_WARNING_SOURCE, lineno=0,
                                module="verl.utils.config")
     return sections
+
+
+def _step_batch_view(config: DictConfig) -> DictConfig:
+    """A copy of a fully-async config with ``data.train_batch_size`` = the prompts one training step takes
+    (``async_training.require_batches`` x ``actor.ppo_mini_batch_size``): verl's ``validate_config`` checks
+    the synchronous trainer's batch arithmetic, and fully-async's own ``train_batch_size`` is 0."""
+    from omegaconf import OmegaConf, open_dict
+
+    view = OmegaConf.create(OmegaConf.to_container(config, resolve=False))
+    with open_dict(view):
+        view.data.train_batch_size = int(config.async_training.require_batches) * int(
+            config.actor_rollout_ref.actor.ppo_mini_batch_size)
+    return view
 
 
 #: the "file" verl's config-check warnings are reported at (they come from verl's own code)

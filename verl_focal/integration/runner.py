@@ -74,7 +74,7 @@ def run_separated(config: DictConfig, trainer: str) -> None:
     with open_dict(config):
         config.actor_rollout_ref.rollout.nnodes = config.rollout.nnodes
         config.actor_rollout_ref.rollout.n_gpus_per_node = config.rollout.n_gpus_per_node
-    validate_all(config)
+    validate_all(config, trainer)
     warn_on_version_mismatch()
     if trainer == "one_step_off":
         from verl.experimental.one_step_off_policy.main_ppo import OneStepTaskRunner
