@@ -84,6 +84,35 @@ def base_overrides(assets: dict[str, str], out_dir: str, steps: int = 2) -> list
     ]
 
 
+def separated_overrides(trainer: str, steps: int = 2, batch: int = 4) -> list[str]:
+    """What ``--trainer one_step_off`` / ``fully_async`` add to :func:`base_overrides`: the rollout gets
+    its own pool (one more logical GPU) and the weights move through the test-only ``cpu_store``
+    checkpoint engine (``verl_cpu_backend/checkpoint.py``); verl's default there, nccl, needs GPUs.
+
+    fully-async also needs: ``data.train_batch_size=0`` (its rollouter feeds prompts one by one; a
+    step trains on ``ppo_mini_batch_size`` = ``batch`` of them), ``steps + 1`` steps' worth of prompts
+    (``rollout.total_rollout_steps``; in our runs verl 0.9.1's fully-async trainer did not log its last
+    step's metrics), a weight sync after every step, and Ray CPUs for its rollouter and trainer actors
+    (10 logical CPUs each).
+    """
+    out = [
+        "--trainer",
+        trainer,
+        "rollout.nnodes=1",
+        "rollout.n_gpus_per_node=1",
+        "ray_kwargs.ray_init.num_gpus=2",  # one logical GPU for the actor's pool, one for the rollout's
+        "actor_rollout_ref.rollout.checkpoint_engine.backend=cpu_store",
+    ]
+    if trainer == "fully_async":
+        out += [
+            "data.train_batch_size=0",
+            f"rollout.total_rollout_steps={(steps + 1) * batch}",
+            "async_training.trigger_parameter_sync_step=1",
+            "ray_kwargs.ray_init.num_cpus=40",
+        ]
+    return out
+
+
 def backend_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
     """Environment for the driver; Ray workers of the local cluster inherit it."""
     env = dict(os.environ)

@@ -1,10 +1,13 @@
-"""Test-only CPU backend for verl 0.9.1: a CPU platform and a transformers rollout.
+"""Test-only CPU backend for verl 0.9.1: a CPU platform, a transformers rollout and a CPU
+checkpoint engine for the separated trainers.
 
 Imported in every verl process through ``VERL_USE_EXTERNAL_MODULES=verl_cpu_backend``
 (read by ``verl/__init__.py``), with ``VERL_PLATFORM=cpu``.  Not a user feature.
 """
 
-from . import (
-    platform,  # noqa: F401  (registers the "cpu" platform)
-    rollout,  # noqa: F401  (registers the "hf_cpu" rollout)
-)
+from importlib import import_module
+
+# In this order: the platform's gloo patch must be in place before the other two import
+# verl modules that bind ``initialize_global_process_group_ray`` by name.
+for _name in ("platform", "rollout", "checkpoint"):  # "cpu" platform, "hf_cpu" rollout, "cpu_store" engine
+    import_module(f"{__name__}.{_name}")

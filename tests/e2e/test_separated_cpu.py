@@ -1,0 +1,127 @@
+"""End-to-end: verl 0.9.1's separated trainers on CPU with our estimators.
+
+``python -m verl_focal.main_ppo --trainer one_step_off`` (``cue_grpo``, ``unlikely_grpo``) and
+``--trainer fully_async`` (``cue_grpo``): our pre-flight, then verl's own TaskRunner and trainer
+of that kind -- actor and rollout in separate resource pools, generation overlapping training,
+DataProto batches (no TransferQueue), the agent loop, the reward loop, the FSDP2 actor -- with
+our hook reaching ``SeparateRayPPOTrainer._fit_compute_advantage`` through the plugin.
+
+Test-only, at the GPU boundary (docs/e2e.md): the CPU platform, the ``hf_cpu`` rollout server
+and the ``cpu_store`` checkpoint engine, which moves the actor's weights to the rollout pool
+through a Ray actor where verl's default engine uses NCCL.
+
+What is asserted:
+- exit 0, consecutive training steps 1, 2, ... logged, a nonzero gradient in each;
+- the weights reached the rollout on each trainer's schedule: one-step-off syncs at the start
+  of each step, before that step's update (the rollout received the initial weights at step 1,
+  moved ones at step 2: batch k + 1 is sampled one update behind); fully-async syncs after each
+  update (every sync after the first carries moved weights); each sync came after at least one
+  more batch of ``BATCH x N`` requests;
+- the inputs reached the estimator: every row's ``acc`` from the reward extras
+  (``verl_focal/acc_rows_frac == 1``); for ``cue_grpo`` every partitioned group was clustered
+  from the reward's ``cue_sig`` and no text was decoded; for ``unlikely_grpo`` every row's
+  old log-prob arrived (``verl_focal/old_log_prob_rows_frac == 1``; in these trainers' bypass
+  mode they are the rollout server's log-probs) and the unlikeliness factors lie in
+  ``[1 - beta, 1]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from launch import base_overrides, run_trainer, separated_overrides  # noqa: E402
+from tiny_assets import build_all  # noqa: E402
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]
+
+STEPS = 2
+BATCH = 4  # base_overrides: data.train_batch_size (fully-async: actor.ppo_mini_batch_size)
+N = 8  # rollouts per prompt: groups with >= 2 correct answers occur in practically every run
+CUE = ["algorithm.adv_estimator=cue_grpo", "+reward.custom_reward_function.reward_kwargs.cue_set=math_v1"]
+
+
+@pytest.fixture(scope="module")
+def assets(tmp_path_factory):
+    return build_all(tmp_path_factory.mktemp("e2e_assets"), seed=0)
+
+
+def _run_separated(tmp_path: Path, assets: dict, trainer: str, extra: list[str]) -> list[dict]:
+    """Run ``trainer`` for STEPS steps; check exit, steps, gradients, weight syncs and ``acc``; return
+    the training steps' metrics."""
+    out = tmp_path / "run"
+    out.mkdir()
+    overrides = [*base_overrides(assets, str(out), steps=STEPS), *separated_overrides(trainer, STEPS, BATCH),
+                 f"actor_rollout_ref.rollout.n={N}", *extra]
+    rc, seconds = run_trainer("verl_focal.main_ppo", overrides, out)
+    log = (out / "train.log").read_text(errors="replace")
+    assert rc == 0, f"{trainer} exited {rc} after {seconds:.0f}s; log tail:\n{log[-6000:]}"
+    lines = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    steps = [d["data"] for d in lines if "training/global_step" in d["data"]]  # fully-async's rollouter logs too
+    stats = [json.loads(line) for f in sorted((out / "rollout_stats").glob("server_*.jsonl"))
+             for line in f.read_text().splitlines() if line.strip()]
+    print(f"{trainer} {' '.join(extra)}: {seconds:.0f}s")
+    assert [int(m["training/global_step"]) for m in steps][:STEPS] == list(range(1, STEPS + 1)), lines
+    for m in steps:
+        assert m["actor/grad_norm"] > 0
+        # every row's correctness came from the reward extras, none from the reward threshold
+        assert m["verl_focal/acc_rows_frac"] == 1.0, m
+    assert stats[0]["global_steps"] == 0 and stats[0]["l2_from_initial"] == 0.0, stats
+    assert len(stats) >= STEPS + 1, stats
+    if trainer == "one_step_off":  # synced before each step's update: one update behind
+        assert [r["global_steps"] for r in stats] == [0, 1, 2], stats
+        assert stats[1]["l2_from_initial"] == 0.0 and stats[2]["l2_from_initial"] > 1e-4, stats
+    else:  # fully-async: synced after each update
+        assert all(r["l2_from_initial"] > 1e-4 for r in stats[1:]), stats
+    for before, after in zip(stats[:-1], stats[1:]):
+        assert after["requests_before"] - before["requests_before"] >= BATCH * N, stats
+    return steps
+
+
+def _assert_cue_from_signatures(steps: list[dict]) -> None:
+    partitioned = 0.0
+    for m in steps:
+        cue = {k: v for k, v in m.items() if k.startswith("cue/")}
+        assert all(math.isfinite(v) for v in cue.values()), cue
+        g = m["cue/groups_partitioned"]
+        partitioned += g
+        assert m["cue/groups_from_signatures"] == g and m["cue/groups_from_text"] == 0.0, cue
+        assert m["verl_focal/decoded_rows"] == 0.0, m
+        if g > 0:
+            assert m["cue/clusters_per_group"] >= 1.0
+            # algorithm.cue.clip = [0.3, 3.0] (packaged default)
+            assert 0.3 - 1e-9 <= m["cue/w_min"] <= m["cue/w_mean"] <= m["cue/w_max"] <= 3.0 + 1e-9
+    assert partitioned >= 1, "no group with >= 2 correct answers"
+
+
+def test_cue_grpo_one_step_off(tmp_path, assets):
+    """``cue_grpo`` partitions from the reward's ``cue_sig`` extra in the one-step-off trainer."""
+    _assert_cue_from_signatures(_run_separated(tmp_path, assets, "one_step_off", CUE))
+
+
+def test_unlikely_grpo_one_step_off(tmp_path, assets):
+    """``unlikely_grpo`` ranks by the batch's old log-probs: in the one-step-off config's bypass mode
+    (``algorithm.rollout_correction.bypass_mode=true``) those are the rollout server's own log-probs."""
+    beta = 0.25
+    steps = _run_separated(tmp_path, assets, "one_step_off",
+                           ["algorithm.adv_estimator=unlikely_grpo", f"algorithm.unlikely.beta={beta}"])
+    ranked = 0.0
+    for m in steps:
+        assert m["verl_focal/old_log_prob_rows_frac"] == 1.0, m
+        assert m["unlikely/nonfinite_logprob_rows"] == 0.0 and m["unlikely/beta"] == beta
+        ranked += m["unlikely/correct_rows"]
+        if m["unlikely/correct_rows"] > 0:
+            assert 1 - beta - 1e-9 <= m["unlikely/factor_min"] <= m["unlikely/factor_mean"] <= 1 + 1e-9, m
+    assert ranked >= 1, "no correct rollout to rank"
+
+
+def test_cue_grpo_fully_async(tmp_path, assets):
+    """``cue_grpo`` in the fully-async trainer (its own trainer actor, apart from the TaskRunner)."""
+    _assert_cue_from_signatures(_run_separated(tmp_path, assets, "fully_async", CUE))
