@@ -9,9 +9,10 @@ composed from verl's own YAML plus our sections (``--trainer one_step_off`` / ``
 
 What is faked, and why: the trainer object is made without its constructor (``object.__new__``)
 and given only what ``_fit_compute_advantage`` reads (config, tokenizer, reward tensor and
-extras, metrics): the constructor builds Ray worker groups, rollout replicas on separate GPU
-pools and an NCCL checkpoint engine, none of which exists on a CPU machine.  The tokenizer is a
-stand-in that maps response ids to the corpus texts.
+extras, metrics): the constructor builds Ray worker groups, rollout replicas in separate pools
+and a checkpoint engine, minutes of start-up per case.  That path runs for real in
+``tests/e2e/test_separated_cpu.py``; here every estimator's advantages are checked value by value
+on controlled batches.  The tokenizer is a stand-in that maps response ids to the corpus texts.
 """
 
 from __future__ import annotations
