@@ -189,5 +189,47 @@ def test_separated_trainers_compose_with_the_values_their_trainers_require(kind)
     from verl_focal.integration.preflight import validate_all
 
     validate_all(config, kind)  # verl's own batch checks run on the batch a fully-async step trains on
-    assert compose_config([*MICRO, "actor_rollout_ref.hybrid_engine=true"], trainer=kind).actor_rollout_ref.hybrid_engine
+    overridden = compose_config([*MICRO, "actor_rollout_ref.hybrid_engine=true"], trainer=kind)
+    assert overridden.actor_rollout_ref.hybrid_engine is True
     assert compose_config(MICRO).actor_rollout_ref.hybrid_engine is True  # the synchronous trainer keeps verl's
+
+
+class _FailOnceTokenizer(_CorpusTokenizer):
+    def batch_decode(self, ids, skip_special_tokens=True):
+        if not getattr(self, "failed", False):
+            self.failed = True
+            raise RuntimeError("tokenizer hiccup")
+        return super().batch_decode(ids, skip_special_tokens)
+
+
+@pytest.mark.parametrize("case", ["prefetched", "other_rows", "prefetch_failed"])
+def test_cue_prefetch_starts_at_the_log_prob_pass_and_the_advantage_step_joins_it(case):
+    """The hook wraps ``_fit_compute_log_prob`` (run right after the rewards are extracted): the cue
+    estimator's prefetch -- texts decoded, strategy cues extracted -- runs there in the background and
+    ``_fit_compute_advantage`` reuses it for the same rows.  Other rows, or a prefetch that raised, make
+    the advantage step do the work itself; the advantages are the same in every case."""
+    rows = [r for r in corpus_batch() if r[0] != "pad"]
+    data, rewards = _cue_batch(rows)
+    # bypass mode (the config default here): verl's _fit_compute_log_prob copies these into old_log_probs
+    data.batch["rollout_log_probs"] = -torch.ones(len(rows), L)
+    texts = [r[1] for r in rows]
+    tok = _FailOnceTokenizer(texts) if case == "prefetch_failed" else _CorpusTokenizer(texts)
+    trainer = _trainer("one_step_off", ["algorithm.adv_estimator=cue_grpo", "algorithm.cue.source=text"], tok,
+                       rewards, {"acc": [float(r[2]) for r in rows]})
+    batch = trainer._fit_compute_log_prob(data)
+    assert "old_log_probs" in batch.batch.keys()  # verl's own pass ran
+    if case == "other_rows":  # e.g. a batch the trainer filtered in between: the uids differ
+        batch.non_tensor_batch["uid"] = np.array([f"{u}-x" for u in batch.non_tensor_batch["uid"]], dtype=object)
+    out = trainer._fit_compute_advantage(batch)
+    want = expected([(f"{r[0]}-x", *r[1:]) for r in rows] if case == "other_rows" else rows)
+    np.testing.assert_allclose(out.batch["advantages"][:, -1].double().numpy(), want, atol=1e-5)
+    m = trainer.metrics
+    assert m["cue/groups_from_text"] == m["cue/groups_partitioned"] > 0
+    if case == "prefetched":
+        assert m["verl_focal/prefetched"] == 1.0 and m["verl_focal/prefetch_wait_s"] >= 0.0
+        assert m["cue/groups_prefetched"] == m["cue/groups_partitioned"]  # cues extracted in the background
+        assert tok.decoded == sum(1 for r in rows if r[2])  # each text decoded once, in the prefetch
+    else:
+        assert "verl_focal/prefetched" not in m and m.get("cue/groups_prefetched", 0.0) == 0.0
+        assert m.get("verl_focal/prefetch_failed", 0.0) == (1.0 if case == "prefetch_failed" else 0.0)
+    assert getattr(trainer, "_verl_focal_prefetch", None) is None  # joined once, then dropped

@@ -24,6 +24,12 @@ Bindings and who installs the hook on each:
 The step metrics reach verl's log through the trainer: the legacy hook wraps
 ``compute_data_metrics``; the separated hook wraps ``SeparateRayPPOTrainer._fit_compute_advantage``
 (which also hands the hook the trainer's tokenizer) and adds them to the trainer's ``metrics``.
+
+On the separated trainers the hook also wraps ``_fit_compute_log_prob``, which runs right after the
+rewards are extracted: an estimator with a ``prefetch`` (the cue estimators: the judge's requests,
+the strategy-cue extraction, the texts they read) starts it there in the background
+(:class:`~verl_focal.integration.prefetch.BackgroundPrefetch`), hidden behind the old-log-prob,
+reference and critic passes that follow, and the advantage step joins it.
 The v1 trainer is hooked by :mod:`verl_focal.integration.trainer`.
 """
 
@@ -32,6 +38,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import importlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -39,10 +46,12 @@ import numpy as np
 
 from verl_focal.integration.context import AdvantageContext, LazyTexts, current_context, text_metrics
 from verl_focal.integration.decode import BatchDecoder
+from verl_focal.integration.prefetch import BackgroundPrefetch
 from verl_focal.integration.registration import get_spec
 from verl_focal.integration.rows import (
     OLD_LOG_PROBS,
     SIGNATURE_EXTRA,
+    TEXT_NEEDS,
     build_context,
     last_user_text,
     sequence_log_prob_columns,
@@ -58,6 +67,7 @@ __all__ = [
     "hooked_bindings",
     "install_legacy_hook",
     "install_separated_hook",
+    "start_separated_prefetch",
     "wrap_compute_advantage",
 ]
 
@@ -72,6 +82,8 @@ BINDINGS = (
 METRICS_KEY = "verl_focal_metrics"
 
 _HOOK_FLAG = "_verl_focal_hook"
+
+logger = logging.getLogger(__name__)
 
 
 def _is_hooked(fn: Any) -> bool:
@@ -142,10 +154,19 @@ def wrap_compute_advantage(orig: Callable, tokenizer: Callable[[], Any], source:
         spec = get_spec(adv_estimator)
         if spec is None or current_context() is not None:
             return orig(data, adv_estimator, *args, **kwargs)
-        algo = kwargs.get("config")
-        step = AdvantageStep(spec, algo if algo is not None else {})
-        tok = tokenizer() if step.needs & {"responses", "problems"} else None
-        ctx = context_from_dataproto(data, step.needs, tok, acc_key=step.settings.focal.acc_key, source=source)
+        ctx, step, failed = None, None, False
+        pending = _take_prefetch(_TRAINER.get())
+        if pending is not None:
+            ctx, failed = pending.join(_row_key(data.non_tensor_batch), spec.name)
+            step = pending.step if ctx is not None else None
+        if step is None:
+            algo = kwargs.get("config")
+            step = AdvantageStep(spec, algo if algo is not None else {})
+        if ctx is None:
+            tok = tokenizer() if step.needs & TEXT_NEEDS else None
+            ctx = context_from_dataproto(data, step.needs, tok, acc_key=step.settings.focal.acc_key, source=source)
+        if failed:
+            ctx.metrics["verl_focal/prefetch_failed"] = 1.0
         out = step.run(ctx, functools.partial(orig, data, adv_estimator, *args, **kwargs))
         out.meta_info[METRICS_KEY] = {**ctx.metrics, **text_metrics(ctx)}
         return out
@@ -195,6 +216,41 @@ def install_legacy_hook(tokenizer_factory: Callable[[], Any] | None = None) -> N
 #: the separated trainer whose ``_fit_compute_advantage`` is running (its tokenizer decodes texts)
 _TRAINER: contextvars.ContextVar[Any] = contextvars.ContextVar("verl_focal_separated_trainer", default=None)
 
+#: the attribute of a separated trainer holding the prefetch started for its current batch
+_PREFETCH_ATTR = "_verl_focal_prefetch"
+
+
+def _row_key(ntb) -> tuple:
+    return tuple(ntb["uid"])
+
+
+def _take_prefetch(trainer: Any) -> BackgroundPrefetch | None:
+    pending = getattr(trainer, _PREFETCH_ATTR, None)
+    if pending is not None:
+        setattr(trainer, _PREFETCH_ATTR, None)
+    return pending
+
+
+def start_separated_prefetch(trainer: Any, batch) -> BackgroundPrefetch | None:
+    """Start the estimator's prefetch for ``batch`` in the background (see the module docstring), with
+    the reward extras the trainer has extracted (``trainer.reward_extra_infos_dict``) merged into the
+    rows as ``_fit_compute_advantage`` will merge them.  None when the estimator has no prefetch or
+    needs old log-probs (they do not exist yet)."""
+    spec = get_spec(trainer.config.algorithm.adv_estimator)
+    if spec is None or spec.prefetch is None:
+        return None
+    step = AdvantageStep(spec, trainer.config.algorithm)
+    if OLD_LOG_PROBS in step.needs:
+        return None
+    ntb = dict(batch.non_tensor_batch)
+    ntb.update({k: np.array(v) for k, v in (getattr(trainer, "reward_extra_infos_dict", None) or {}).items()})
+    tensors = batch.batch
+    tok = trainer.tokenizer if step.needs & TEXT_NEEDS else None
+    acc_key = step.settings.focal.acc_key
+    return BackgroundPrefetch(
+        step, _row_key(ntb), lambda: context_from_parts(tensors, ntb, step.needs, tok, acc_key, "separated-dataproto")
+    )
+
 
 def install_separated_hook() -> bool:
     """Hook verl's separated trainers (one-step-off, fully-async); idempotent.  Returns False when
@@ -223,8 +279,21 @@ def install_separated_hook() -> bool:
             self.metrics.update(metrics)
         return out
 
-    setattr(_fit_compute_advantage, _HOOK_FLAG, True)
+    orig_log_prob = cls._fit_compute_log_prob
+
+    @functools.wraps(orig_log_prob)
+    def _fit_compute_log_prob(self, batch):
+        setattr(self, _PREFETCH_ATTR, None)  # a batch that never reached the advantage step: drop its prefetch
+        try:
+            setattr(self, _PREFETCH_ATTR, start_separated_prefetch(self, batch))
+        except Exception as e:  # noqa: BLE001 - an optimisation: the advantage step does the work instead
+            logger.warning("verl-focal: could not start the prefetch: %s", e)
+        return orig_log_prob(self, batch)
+
+    for fn in (_fit_compute_advantage, _fit_compute_log_prob):
+        setattr(fn, _HOOK_FLAG, True)
     cls._fit_compute_advantage = _fit_compute_advantage
+    cls._fit_compute_log_prob = _fit_compute_log_prob
     return True
 
 
