@@ -19,7 +19,8 @@ What is asserted:
   more batch of ``BATCH x N`` requests;
 - the inputs reached the estimator: every row's ``acc`` from the reward extras
   (``verl_focal/acc_rows_frac == 1``); for ``cue_grpo`` every partitioned group was clustered
-  from the reward's ``cue_sig`` and no text was decoded; for ``unlikely_grpo`` every row's
+  from the reward's ``cue_sig``, no text was decoded, and the prefetch started at the log-prob
+  step was joined (``verl_focal/prefetched == 1``); for ``unlikely_grpo`` every row's
   old log-prob arrived (``verl_focal/old_log_prob_rows_frac == 1``; in these trainers' bypass
   mode they are the rollout server's log-probs) and the unlikeliness factors lie in
   ``[1 - beta, 1]``.
@@ -93,7 +94,8 @@ def _assert_cue_from_signatures(steps: list[dict]) -> None:
         g = m["cue/groups_partitioned"]
         partitioned += g
         assert m["cue/groups_from_signatures"] == g and m["cue/groups_from_text"] == 0.0, cue
-        assert m["verl_focal/decoded_rows"] == 0.0, m
+        # the prefetch started at the trainer's log-prob step and the advantage step joined it
+        assert m["verl_focal/decoded_rows"] == 0.0 and m["verl_focal/prefetched"] == 1.0, m
         if g > 0:
             assert m["cue/clusters_per_group"] >= 1.0
             # algorithm.cue.clip = [0.3, 3.0] (packaged default)
