@@ -110,6 +110,23 @@ def test_correctness_acc_requires_acc():
         _dispatch(rewards, mask, index, _algo(0.5, correctness="acc"))
 
 
+def test_with_correctness_acc_a_row_without_acc_leaves_its_group_and_is_counted(caplog):
+    """correctness=acc: a row the reward function gave no `acc` never ends the step; it gets advantage 0
+    and the rest of its group is scored as if it were padding."""
+    index = np.array(["a"] * 4 + ["b"] * 4, dtype=object)
+    rewards = torch.zeros(8, 2)
+    rewards[:, -1] = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
+    acc = np.array([1.0, 0.0, np.nan, 0.0, 1.0, 1.0, 0.0, 0.0])  # row 2: no acc extra
+    ctx = AdvantageContext(uids=index, acc=acc)
+    with use_context(ctx), caplog.at_level("WARNING"):
+        adv = _dispatch(rewards, torch.ones(8, 2), index, _algo(1.0, correctness="acc"))
+    assert adv[2].abs().max().item() == 0.0 and ctx.metrics["verl_focal/rows_without_acc"] == 1.0
+    assert "uid 'a' (row 2" in caplog.text
+    valid = [True, True, False, True, True, True, True, True]
+    ref = reference_advantages(rewards[:, -1].tolist(), index, valid, gamma=1.0, correct=np.nan_to_num(acc).tolist())
+    assert adv[:, 0].tolist() == pytest.approx(ref, abs=1e-6)
+
+
 def test_a_nan_reward_leaves_its_group_and_is_counted_never_ending_the_step(caplog):
     rewards, mask, index = make_grouped_batch(0, [4, 4], n_padding=0, shuffle=False)
     for bad in (float("nan"), float("inf")):

@@ -67,7 +67,8 @@ class FocalConfig:
         choices=BASES))
     correctness: str = field(default="auto", metadata=_doc(
         "Where per-rollout correctness c_i comes from: auto = the reward extra `acc` when the trainer hook "
-        "supplies it, else reward > correct_threshold; acc = require `acc` (error if absent); "
+        "supplies it, else reward > correct_threshold; acc = require `acc` (an error when none reaches the "
+        "estimator; a row without it leaves its group, counted as verl_focal/rows_without_acc); "
         "reward = always reward > correct_threshold.", choices=CORRECTNESS_MODES))
     correct_threshold: float = field(default=0.5, metadata=_doc(
         "A rollout counts as correct when its summed reward exceeds this (used without `acc`). "

@@ -134,9 +134,17 @@ def gather_inputs(
     if acc is not None and focal.correctness != "reward":
         acc_t = torch.as_tensor(acc, dtype=torch.float64, device=scores.device)
         have = torch.isfinite(acc_t)
-        if focal.correctness == "acc" and bool((~have & (valid > 0)).any()):
-            i = int(torch.nonzero(~have & (valid > 0))[0])
-            raise ValueError(f"{estimator}: row {i} (uid {index[i]!r}) has no `{focal.acc_key}` reward extra")
+        if focal.correctness == "acc":
+            # a row the reward function gave no `acc` must not end the step: it leaves its group (advantage 0)
+            missing = ~have & (valid > 0)
+            if bool(missing.any()):
+                i = int(torch.nonzero(missing)[0])
+                logger.warning("%s: uid %r (row %d; %d row(s)) has no `%s` reward extra and correctness=acc; "
+                               "those rows get advantage 0 and leave their groups", estimator, index[i], i,
+                               int(missing.sum()), focal.acc_key)
+                valid = valid * have.to(torch.float64)
+            if ctx is not None:
+                ctx.metrics["verl_focal/rows_without_acc"] = float(missing.sum())
         correct = torch.where(have, (acc_t > 0.5).to(torch.float64), by_threshold)
         acc_rows = int(((have) & (valid > 0)).sum())
     else:
