@@ -46,6 +46,7 @@ import numpy as np
 
 from verl_focal.integration.context import AdvantageContext, LazyTexts, current_context, text_metrics
 from verl_focal.integration.decode import BatchDecoder
+from verl_focal.integration.post_import import is_hooked, mark_hooked
 from verl_focal.integration.prefetch import BackgroundPrefetch
 from verl_focal.integration.registration import get_spec
 from verl_focal.integration.rows import (
@@ -81,13 +82,8 @@ BINDINGS = (
 #: where the wrapper leaves the step's metrics on the returned DataProto's ``meta_info``
 METRICS_KEY = "verl_focal_metrics"
 
-_HOOK_FLAG = "_verl_focal_hook"
-
 logger = logging.getLogger(__name__)
 
-
-def _is_hooked(fn: Any) -> bool:
-    return bool(getattr(fn, _HOOK_FLAG, False))
 
 
 def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key: str = "acc",
@@ -171,8 +167,7 @@ def wrap_compute_advantage(orig: Callable, tokenizer: Callable[[], Any], source:
         out.meta_info[METRICS_KEY] = {**ctx.metrics, **text_metrics(ctx)}
         return out
 
-    setattr(compute_advantage, _HOOK_FLAG, True)
-    return compute_advantage
+    return mark_hooked(compute_advantage)
 
 
 def _wrap_data_metrics(orig: Callable) -> Callable:
@@ -182,8 +177,7 @@ def _wrap_data_metrics(orig: Callable) -> Callable:
         m.update(batch.meta_info.pop(METRICS_KEY, {}) or {})
         return m
 
-    setattr(compute_data_metrics, _HOOK_FLAG, True)
-    return compute_data_metrics
+    return mark_hooked(compute_data_metrics)
 
 
 def _import(name: str):
@@ -206,10 +200,10 @@ def install_legacy_hook(tokenizer_factory: Callable[[], Any] | None = None) -> N
 
     for name in ("verl.trainer.ppo.ray_trainer", "verl.trainer.ppo.trainer_utils"):
         mod = _import(name)
-        if mod is None or not hasattr(mod, "compute_advantage") or _is_hooked(mod.compute_advantage):
+        if mod is None or not hasattr(mod, "compute_advantage") or is_hooked(mod.compute_advantage):
             continue
         mod.compute_advantage = wrap_compute_advantage(mod.compute_advantage, tokenizer, "legacy-dataproto")
-        if hasattr(mod, "compute_data_metrics") and not _is_hooked(mod.compute_data_metrics):
+        if hasattr(mod, "compute_data_metrics") and not is_hooked(mod.compute_data_metrics):
             mod.compute_data_metrics = _wrap_data_metrics(mod.compute_data_metrics)
 
 
@@ -259,7 +253,7 @@ def install_separated_hook() -> bool:
     sep = _import("verl.experimental.separation.ray_trainer")
     if sep is None:
         return False
-    if _is_hooked(sep.compute_advantage):
+    if is_hooked(sep.compute_advantage):
         return True
     sep.compute_advantage = wrap_compute_advantage(
         sep.compute_advantage, lambda: getattr(_TRAINER.get(), "tokenizer", None), "separated-dataproto"
@@ -290,10 +284,8 @@ def install_separated_hook() -> bool:
             logger.warning("verl-focal: could not start the prefetch: %s", e)
         return orig_log_prob(self, batch)
 
-    for fn in (_fit_compute_advantage, _fit_compute_log_prob):
-        setattr(fn, _HOOK_FLAG, True)
-    cls._fit_compute_advantage = _fit_compute_advantage
-    cls._fit_compute_log_prob = _fit_compute_log_prob
+    cls._fit_compute_advantage = mark_hooked(_fit_compute_advantage)
+    cls._fit_compute_log_prob = mark_hooked(_fit_compute_log_prob)
     return True
 
 
@@ -304,5 +296,5 @@ def hooked_bindings() -> dict[str, bool]:
     for name in BINDINGS:
         mod = _import(name)
         if mod is not None and hasattr(mod, "compute_advantage"):
-            out[name] = _is_hooked(mod.compute_advantage)
+            out[name] = is_hooked(mod.compute_advantage)
     return out

@@ -7,6 +7,9 @@ defers that registration to the moment ``verl.trainer.ppo.v1`` is imported, in
 whatever process that happens (e.g. verl's stock TaskRunner), so
 ``trainer.v1.trainer_mode=focal_sync`` works with ``python -m
 verl.trainer.main_ppo`` too.
+
+:func:`mark_hooked` / :func:`is_hooked` flag the verl functions we replaced with a wrapper, so
+that every hook installs once per process and ``verl-focal check`` can report which are hooked.
 """
 
 from __future__ import annotations
@@ -16,7 +19,21 @@ import importlib.util
 import sys
 from collections.abc import Callable
 
-__all__ = ["when_imported"]
+__all__ = ["when_imported", "mark_hooked", "is_hooked"]
+
+#: the attribute that marks a function as one of our wrappers
+_HOOK_FLAG = "_verl_focal_hook"
+
+
+def mark_hooked(fn: Callable) -> Callable:
+    """Flag ``fn`` as a verl-focal wrapper (see :func:`is_hooked`); returns it."""
+    setattr(fn, _HOOK_FLAG, True)
+    return fn
+
+
+def is_hooked(fn: object) -> bool:
+    """Whether ``fn`` is a verl-focal wrapper (:func:`mark_hooked`)."""
+    return bool(getattr(fn, _HOOK_FLAG, False))
 
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from verl_focal.integration.context import current_context
+from verl_focal.integration.post_import import mark_hooked
 from verl_focal.integration.registration import get_spec
 
 __all__ = ["session_finals", "wrap_multi_trajectories"]
@@ -84,6 +85,5 @@ def wrap_multi_trajectories(orig: Callable, compute_advantage: Callable[[], Call
             ctx.metrics["verl_focal/sessions"] = float(len(final_rows))
         return data
 
-    compute_advantage_for_multi_trajectories._verl_focal_hook = True  # type: ignore[attr-defined]
     compute_advantage_for_multi_trajectories.__wrapped__ = orig  # type: ignore[attr-defined]
-    return compute_advantage_for_multi_trajectories
+    return mark_hooked(compute_advantage_for_multi_trajectories)
