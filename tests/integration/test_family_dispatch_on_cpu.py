@@ -263,3 +263,16 @@ def test_unlikely_a_nan_log_prob_is_ranked_least_likely_and_counted_not_fatal():
     ref = unlikely_rows_reference([1.0, 1.0, 1.0, 0.0], [1, 1, 1, 0], loglik, index, [1] * 4, 0.5)
     assert adv[:, 0].tolist() == pytest.approx(ref, abs=1e-5)
     assert ctx.metrics["unlikely/nonfinite_logprob_rows"] == 1.0
+
+
+def test_each_estimator_names_the_config_sections_it_reads():
+    """``sections`` of each registration (what ``verl-focal check`` reports) are real schema sections."""
+    from verl_focal.config.schema import SECTIONS
+    from verl_focal.integration.registration import get_spec, register_all
+
+    register_all()
+    want = {"f_grpo": {"focal"}, "cue_grpo": {"cue"}, "f_cue_grpo": {"focal", "cue"}, "passk_grpo": {"passk"},
+            "unlikely_grpo": {"unlikely"}}
+    for name, sections in want.items():
+        assert get_spec(name).sections == sections == get_spec(f"verl_focal.{name}").sections
+        assert sections <= set(SECTIONS)

@@ -153,13 +153,6 @@ def _bindings_line() -> str:
     return "hook: v1 trainer modes focal_*; compute_advantage bindings " + "; ".join(parts)
 
 
-def _sections_used(estimator: str) -> set[str]:
-    """Our ``algorithm.*`` sections that ``estimator`` reads."""
-    name = estimator.removeprefix("verl_focal.")
-    return {"f_grpo": {"focal"}, "cue_grpo": {"cue"}, "f_cue_grpo": {"focal", "cue"}, "passk_grpo": {"passk"},
-            "unlikely_grpo": {"unlikely"}}.get(name, set())
-
-
 def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool = False,
                   config_yaml: str | None = None) -> dict:
     """Steps 2-4 in this process (which imports verl): ``{"problems", "warnings", "checked", "algorithm", "full"}``.
@@ -203,10 +196,10 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
         return out
     est = str(config.algorithm.adv_estimator)
     out["checked"].append(_bindings_line())
-    used = _sections_used(est)
+    spec = get_spec(config.algorithm.adv_estimator)
+    used = spec.sections if spec is not None else frozenset()
     ours = ", ".join(f"algorithm.{s}" for s in sorted(used)) or "none used"
     out["checked"].append(f"config: algorithm.adv_estimator={est}; our sections ({ours}) and verl's validate_config")
-    spec = get_spec(config.algorithm.adv_estimator)
     uses_cue = spec is not None and spec.prepare is not None
     if uses_cue:
         part = sections["cue"].partitioner

@@ -104,7 +104,7 @@ def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, n
         return broadcast(scalars, token_level_rewards, response_mask)
 
 
-@register_estimator("cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue)
+@register_estimator("cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue, sections={"cue"})
 def compute_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
@@ -143,7 +143,8 @@ def compute_cue_grpo_advantage(
                           kwargs=kwargs)
 
 
-@register_estimator("f_cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue)
+@register_estimator("f_cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue,
+                    sections={"focal", "cue"})
 def compute_f_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,

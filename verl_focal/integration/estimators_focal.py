@@ -69,7 +69,7 @@ def broadcast(scalars: torch.Tensor, token_level_rewards: torch.Tensor, response
     return advantages, advantages
 
 
-@register_estimator("f_grpo", needs=frozenset({"acc"}))
+@register_estimator("f_grpo", needs=frozenset({"acc"}), sections={"focal"})
 def compute_f_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,

@@ -57,7 +57,7 @@ def _diagnostics(
     }
 
 
-@register_estimator("passk_grpo", needs=frozenset({"acc"}), startup_check=check_passk_startup)
+@register_estimator("passk_grpo", needs=frozenset({"acc"}), startup_check=check_passk_startup, sections={"passk"})
 def compute_passk_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,

@@ -68,7 +68,7 @@ def _diagnostics(factor: torch.Tensor, correct: torch.Tensor, valid: torch.Tenso
     }
 
 
-@register_estimator("unlikely_grpo", needs=frozenset({"acc", OLD_LOG_PROBS}))
+@register_estimator("unlikely_grpo", needs=frozenset({"acc", OLD_LOG_PROBS}), sections={"unlikely"})
 def compute_unlikely_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,

@@ -79,6 +79,8 @@ class EstimatorSpec:
     prepare: Callable[[Any, Any], None] | None = None
     prefetch: Callable[[Any, Any], None] | None = None
     startup_check: Callable[[Any], None] | None = None
+    #: our ``algorithm.*`` sections the estimator reads (``verl-focal check`` names them)
+    sections: frozenset[str] = frozenset()
 
     def needs_for(self, settings: Any) -> frozenset[str]:
         """The per-row fields the hook must fetch for these settings (an
@@ -120,15 +122,21 @@ def register_estimator(
     prepare: Callable[[Any, Any], None] | None = None,
     prefetch: Callable[[Any, Any], None] | None = None,
     startup_check: Callable[[Any], None] | None = None,
+    sections: frozenset[str] | set[str] = frozenset(),
 ) -> Callable[[Callable], Callable]:
-    """Decorator: register ``fn`` as verl advantage estimator ``name`` and ``verl_focal.<name>``."""
+    """Decorator: register ``fn`` as verl advantage estimator ``name`` and ``verl_focal.<name>``.
+
+    ``needs``: the per-row fields the hook fetches (or a function of the parsed settings);
+    ``prepare`` / ``prefetch``: the group-level step before the advantage and its early start;
+    ``startup_check``: checks across config sections, run before start-up; ``sections``: our
+    ``algorithm.*`` sections the estimator reads."""
 
     def deco(fn: Callable) -> Callable:
         from verl.trainer.ppo import core_algos
 
         spec = EstimatorSpec(
             name=name, fn=fn, needs=needs if callable(needs) else frozenset(needs), prepare=prepare, prefetch=prefetch,
-            startup_check=startup_check,
+            startup_check=startup_check, sections=frozenset(sections),
         )
         for key in (name, alias(name)):
             existing = core_algos.ADV_ESTIMATOR_REGISTRY.get(key)
