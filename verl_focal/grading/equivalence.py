@@ -11,7 +11,10 @@ For one prediction ``p`` (the boxed text) and each accepted reference form ``g``
    dropped when on one side only, else equal moduli and congruent residues;
    an inequality in one variable against an interval (or another inequality in the same variable)
    decides *finally* as intervals (:mod:`.intervals`): ``-2 \leq x < 3`` is ``[-2, 3)``;
-3. both plain numbers, each with an optional unit (:func:`~verl_focal.grading.units.split_quantity`)
+3. a sexagesimal angle (degrees with minutes and/or seconds, :mod:`.angles`) on either side, and on
+   the other an angle in degrees or a plain number: both as degrees, compared by the numeric policy,
+   decide *finally* (``30^\circ 15'`` is ``30.25^\circ``); otherwise,
+   both plain numbers, each with an optional unit (:func:`~verl_focal.grading.units.split_quantity`)
    -> the unit policy, then the numeric policy, decide *finally* (math-verify is not consulted, so
    its 6-decimal-place rounding cannot accept ``1.3e-8`` for ``1.24e-8``);
 4. explicit unit markup or a degree mark after a non-numeric value: units on both sides must agree
@@ -43,11 +46,12 @@ from typing import Any
 
 import regex
 
+from verl_focal.grading.angles import sexagesimal_degrees
 from verl_focal.grading.congruence import split_modulus
 from verl_focal.grading.equations import equations_equivalent, split_equation
 from verl_focal.grading.intervals import as_interval, intervals_match
 from verl_focal.grading.normalise import canonical, gold_alternatives, matching, normalise
-from verl_focal.grading.numeric import NumericPolicy, numbers_match, parse_number
+from verl_focal.grading.numeric import Number, NumericPolicy, numbers_match, parse_number
 from verl_focal.grading.units import split_marked_unit, split_quantity, units_compatible
 
 _TRAILING_MARKUP = regex.compile(
@@ -203,6 +207,24 @@ def _congruent(mp, mg, p: str, g: str, policy: NumericPolicy, depth: int) -> boo
     return _one(mp[0] if mp else p, mg[0] if mg else g, policy, depth + 1)
 
 
+def _degrees(text: str) -> tuple[Number, int] | None:
+    """An angle in degrees with its part count, or a plain number without a unit (read as degrees, 0 parts)."""
+    angle = sexagesimal_degrees(text)
+    if angle is not None:
+        return angle
+    q = split_quantity(text)
+    return (q[0], 0) if q is not None and q[1] is None else None
+
+
+def _sexagesimal(p: str, g: str, policy: NumericPolicy) -> bool | None:
+    """Step 3's first half: when a side has minutes or seconds, both sides as degrees; None when this
+    step does not apply."""
+    dp, dg = _degrees(p), _degrees(g)
+    if dp is None or dg is None or max(dp[1], dg[1]) < 2:
+        return None
+    return numbers_match(dp[0], dg[0], policy)
+
+
 def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
     p, g = normalise(pred), normalise(gold)
     if not p or not g:
@@ -216,6 +238,9 @@ def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
     ip, ig = as_interval(p), as_interval(g)
     if ip and ig and (ip.var or ig.var):  # -2 \leq x \leq 3 against [-2, 3]
         return intervals_match(ip, ig, lambda a, b: _one(a, b, policy, depth + 1))
+    decided = _sexagesimal(p, g, policy)
+    if decided is not None:
+        return decided  # 30^\circ 15' against 30.25^\circ
     qp, qg = split_quantity(p), split_quantity(g)
     if qp is not None and qg is not None:
         return units_compatible(qp[1], qg[1]) and numbers_match(qp[0], qg[0], policy)
