@@ -77,6 +77,9 @@ DEAD_URL = _closed_port_url()
 # (argv with {d} for the temp folder, substrings the message must contain)
 CASES = [
     # check: config mistakes, each refused before anything starts
+    (["check", "--skip-probe", "--trainer", "one_stp", *OK], ["did you mean 'one_step_off'"]),
+    (["check", "--skip-probe", "--trainer", "fully_async", *CUE, "data.train_batch_size=64"],
+     ["set data.train_batch_size=0"]),
     (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpoo"],
      ["'f_grpoo'", "did you mean 'f_grpo'", "verl_focal.f_grpo", "grpo_passk"]),
     (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=strategy_cues"],

@@ -103,6 +103,11 @@ def test_check_command_reports_bad_config_and_passes_good_one():
     ]
     assert main(["check", "--skip-probe", *base, "algorithm.focal.gamma=1.0"]) == 0
     assert main(["check", "--skip-probe", *base, "algorithm.focal.gamma=-1"]) == 2
+    # --trainer: the separated trainers' own config (hybrid_engine=false composed in) passes; a setting
+    # their constructors would assert against after start-up does not
+    for trainer in ("one_step_off", "fully_async"):
+        assert main(["check", "--skip-probe", "--trainer", trainer, *base, "algorithm.focal.gamma=1.0"]) == 0
+        assert main(["check", "--skip-probe", "--trainer", trainer, *base, "actor_rollout_ref.hybrid_engine=true"]) == 2
 
 
 def test_check_command_probe_detects_missing_plugin(capsys):

@@ -6,7 +6,7 @@ only later as "Unknown advantage estimator".  This command:
 1. imports verl in a *fresh* Python process (no explicit ``import verl_focal``)
    and verifies that the ``verl.plugins`` entry point registered our estimators
    and the hooked trainer modes;
-2. composes our packaged config with your overrides and validates our sections
+2. composes our packaged config (``--trainer``: that trainer's) with your overrides and validates our sections
    and verl's own config checks
    (:func:`verl_focal.integration.preflight.validate_all`: estimator name, our
    sections, the partitioner resolved and its kwargs, name collisions, verl's
@@ -58,7 +58,7 @@ if len(sys.argv) > 1 and out["ok"]:  # the checks, on the config the parent comp
     from verl_focal.integration.check import validate_here
     req = json.loads(sys.argv[1])
     out["checks"] = validate_here(req["overrides"], skip_judge=req["skip_judge"], verbose=req["verbose"],
-                                  config_yaml=sys.stdin.read() or None)
+                                  config_yaml=sys.stdin.read() or None, trainer=req.get("trainer", "ppo"))
 print("VERL_FOCAL_PROBE " + json.dumps(out), flush=True)
 import os
 os._exit(0)  # skip the interpreter's teardown of torch, ray & co. (over a second of CPU); nothing is left to save
@@ -110,6 +110,9 @@ def _plugin_problems(probe: dict) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, as for python -m verl_focal.main_ppo")
+    parser.add_argument("--trainer", default="ppo", metavar="NAME",
+                        help="the trainer the config is for, as in python -m verl_focal.main_ppo --trainer: "
+                             "ppo (default), one_step_off or fully_async")
     parser.add_argument("--skip-probe", action="store_true",
                         help="skip the fresh-process plugin probe and run the checks in this process")
     parser.add_argument("--skip-judge", action="store_true", help="do not contact the judge server")
@@ -154,11 +157,11 @@ def _bindings_line() -> str:
 
 
 def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool = False,
-                  config_yaml: str | None = None) -> dict:
+                  config_yaml: str | None = None, trainer: str = "ppo") -> dict:
     """Steps 2-4 in this process (which imports verl): ``{"problems", "warnings", "checked", "algorithm", "full"}``.
 
     ``config_yaml``: the config already composed from ``overrides`` (by the parent process), else it is
-    composed here.
+    composed here; ``trainer``: as ``python -m verl_focal.main_ppo --trainer``.
 
     verl's own prints (``[validate_config] All configuration checks passed``) are dropped, and its warnings
     are returned as lines naming verl, so that a later failure is never preceded by a "passed".
@@ -186,8 +189,8 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
             if config_yaml is not None:
                 config = OmegaConf.create(config_yaml)
             else:
-                config = compose_config(overrides)
-            sections = validate_all(config)
+                config = compose_config(overrides, trainer=trainer)
+            sections = validate_all(config, trainer)
         except UserError as e:
             out["problems"].append(f"config: {e}")
             sections = config = None
@@ -279,21 +282,24 @@ def _report(problems: list[str], warns: list[str], checked: list[str], result: d
 
 
 def run(args: argparse.Namespace) -> int:
-    from verl_focal.config.errors import UserError
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.config.errors import UserError, did_you_mean
+    from verl_focal.integration.preflight import TRAINERS, compose_config
 
+    if args.trainer not in TRAINERS:
+        return _report([f"--trainer {args.trainer!r} is not a trainer{did_you_mean(args.trainer, list(TRAINERS))}; "
+                        f"choose one of {list(TRAINERS)}"], [], [], None, args.verbose)
     if args.skip_probe:
-        res = validate_here(args.overrides, skip_judge=args.skip_judge, verbose=args.verbose)
+        res = validate_here(args.overrides, skip_judge=args.skip_judge, verbose=args.verbose, trainer=args.trainer)
         return _report(res["problems"], res["warnings"], res["checked"], res, args.verbose)
 
     request = json.dumps({"overrides": list(args.overrides), "skip_judge": bool(args.skip_judge),
-                          "verbose": bool(args.verbose)})
+                          "verbose": bool(args.verbose), "trainer": args.trainer})
     child = subprocess.Popen([sys.executable, "-c", _PROBE, request], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
     try:  # while the child imports verl: compose here, without `import verl`; an override typo is reported now
         from omegaconf import OmegaConf
 
-        config_yaml = OmegaConf.to_yaml(compose_config(args.overrides))
+        config_yaml = OmegaConf.to_yaml(compose_config(args.overrides, trainer=args.trainer))
     except UserError as e:
         child.kill()
         child.communicate()
