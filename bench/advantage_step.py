@@ -41,10 +41,11 @@ per arm on a small batch, and at each size one untimed step of the first arm):
 * ``grpo_bypass``     verl's stock ``grpo`` in verl's bypass mode (``rollout_correction.bypass_mode=true``):
                       the pass only copies the rollout's log-probs (no worker call); the baseline of
                       the ``*_bypass`` arms
-* ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the pass reads no ``response_mask``, so the
-                      advantage step reads ``old_log_probs`` and ``response_mask`` back (in ``fetch``)
+* ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the pass reads no ``response_mask``; the hook's
+                      thread started at verl's write reads it and reduces the copied log-probs
+                      (``olp wait``: the time the advantage step blocked on that thread)
 
-Only ``unlikely_bypass`` reads log-probs back (column ``reads back``; metric
+No arm reads log-probs back at advantage time (column ``reads back``; metric
 ``verl_focal/old_log_probs_read_back``).  The cue arms' prefetch runs in a background thread from the
 start of the pass; the arms without background work get no stand-in time.
 
@@ -54,10 +55,11 @@ ratio to the baseline (``grpo``; ``grpo_bypass`` for ``unlikely_bypass``); the s
 (the driver's part of verl's old-log-prob pass) and ``adv step`` (``_compute_advantage``), and within
 the latter the step's own metrics
 (``verl_focal/fetch_s``, ``verl_focal/decode_s``, ``verl_focal/prepare_s``,
-``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread and the
-judge) plus the time spent inside the registered estimator and in the credit rule (measured by
-wrapping the functions); peak extra RSS of this process during the step over its RSS just before,
-from a sampling thread (every 2 ms, ``/proc/self/statm``), and its difference to the baseline's.
+``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread, the
+judge and the log-prob reduction) plus the time spent inside the registered estimator and in
+the credit rule (measured by wrapping the functions); peak extra RSS of this process during the
+step over its RSS just before, from a sampling thread (every 2 ms, ``/proc/self/statm``), and its
+difference to the baseline's.
 
 Reward side: per response, on the first ``--reward-samples`` rows of the first size, main thread:
 ``verl_focal.reward.compute_score`` without and with ``cue_set="math_v1"`` (which adds ``cue_sig``),
@@ -504,7 +506,7 @@ class ActorWorkerGroup:
 
 # --------------------------------------------------------------------------- arms
 #: the arms whose step reads ``old_log_probs`` back from TransferQueue at advantage time
-READS_BACK = frozenset({"unlikely_bypass"})
+READS_BACK: frozenset[str] = frozenset()
 
 
 def arm_overrides(arm: str, judge_url: str, size: Size) -> list[str]:
@@ -585,6 +587,7 @@ SPLIT_KEYS = {
     "cluster": "cue/cluster_time_s",
     "judge_wait": "judge/wait_s",
     "prefetch_wait": "verl_focal/prefetch_wait_s",
+    "olp_wait": "verl_focal/old_log_probs_wait_s",
 }
 METRICS_KEPT = ("verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
                 "cue/groups_from_text", "cue/groups_prefetched", "judge/fallback_rate", "judge/requests",
@@ -626,7 +629,7 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorker
     split["advantage"] = t2 - tr
     split["estimator"] = timers.t.get("estimator", 0.0)
     split["credit"] = timers.t.get("credit", 0.0)
-    split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0)
+    split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0) + split.get("olp_wait", 0.0)
     extra = {k: float(v) for k, v in metrics.items() if k in METRICS_KEPT}
     return {"arm": arm, "wall_s": olp + ref + t2 - tr, "cpu_s": cpu - (worker.cpu - wc0),
             "peak_extra_rss_mib": mem.extra / 2**20, "split": split, "metrics": extra}

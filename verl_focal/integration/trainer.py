@@ -73,9 +73,13 @@ class _LogProbTap:
     sequence log-prob and token count (:func:`~verl_focal.integration.rows.sequence_log_prob_columns`),
     with the ``response_mask`` that the same pass reads, in a background thread started at that write:
     it runs while verl finishes the pass (padding, the entropy metric) and any later pass, and the
-    advantage step joins it (:meth:`columns`) instead of reading the log-probs back.  In verl's bypass
-    mode the pass reads no ``response_mask``; :meth:`columns` is then None and the hook reads the
-    columns back as before.
+    advantage step joins it (:meth:`columns`) instead of reading the log-probs back.
+
+    In verl's bypass mode (``algorithm.rollout_correction.bypass_mode=true``) the pass only reads
+    ``rollout_log_probs`` and writes them back as ``old_log_probs``: it reads no ``response_mask``.
+    The thread started at that write then reads ``response_mask`` itself (tool-response tokens of a
+    multi-turn row are 0 there, so the row lengths alone would not do), after verl's write has gone
+    out, while verl runs its later passes (docs/methods.md §10).
     """
 
     def __init__(self, real: Any) -> None:
@@ -84,6 +88,7 @@ class _LogProbTap:
         self._thread: threading.Thread | None = None
         self._result: dict[str, np.ndarray] | None = None
         self._error: Exception | None = None
+        self.wait_s = 0.0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
@@ -99,19 +104,34 @@ class _LogProbTap:
 
     def kv_batch_put(self, *args: Any, **kwargs: Any):
         fields = kwargs.get("fields", args[2] if len(args) > 2 else None)
+        log_probs = None
         try:
-            if fields is not None and "old_log_probs" in fields.keys() and self._mask is not None:
-                self._start(fields["old_log_probs"], self._mask)
-        except Exception:  # noqa: BLE001
+            if fields is not None and "old_log_probs" in fields.keys() and self._thread is None:
+                log_probs = fields["old_log_probs"]
+        except Exception:  # noqa: BLE001 - not a TensorDict: nothing to reduce
             pass
-        return self.real.kv_batch_put(*args, **kwargs)
+        if log_probs is not None and self._mask is not None:  # verl's own pass: it read the mask
+            self._start(log_probs, self._mask)
+            return self.real.kv_batch_put(*args, **kwargs)
+        out = self.real.kv_batch_put(*args, **kwargs)
+        if log_probs is not None:  # bypass mode: the thread reads the mask, after verl's write
+            keys = kwargs.get("keys", args[0] if args else None)
+            partition_id = kwargs.get("partition_id", args[1] if len(args) > 1 else None)
+            if keys is not None and partition_id is not None:
+                self._start(log_probs, None, (list(keys), partition_id))
+        return out
 
-    def _start(self, log_probs: Any, mask: Any) -> None:
+    def _start(self, log_probs: Any, mask: Any, read_mask: tuple[list, Any] | None = None) -> None:
         self._mask = None  # the thread holds the tensors until it is done, nothing else here
 
         def work() -> None:
             try:
-                self._result = sequence_log_prob_columns(log_probs, mask)
+                m = mask
+                if read_mask is not None:
+                    keys, partition_id = read_mask
+                    m = self.real.kv_batch_get(keys=keys, partition_id=partition_id,
+                                               select_fields=["response_mask"])["response_mask"]
+                self._result = sequence_log_prob_columns(log_probs, m)
             except Exception as e:  # noqa: BLE001 - an optimisation: the hook reads them back instead
                 self._error = e
 
@@ -123,9 +143,13 @@ class _LogProbTap:
         return self._thread is not None
 
     def columns(self) -> dict[str, np.ndarray] | None:
+        """The reduced columns (None when nothing was started or the reduction failed); the time
+        this blocked is in :attr:`wait_s`."""
         if self._thread is None:
             return None
+        t0 = time.perf_counter()
         self._thread.join()
+        self.wait_s = time.perf_counter() - t0
         if self._error is not None:
             logger.warning("verl-focal: could not reduce old_log_probs in the pass (%s); reading them back",
                            self._error)
@@ -179,9 +203,11 @@ class FocalHookMixin:
         del data
         old_lp = None
         read_back = False
+        old_lp_wait = 0.0
         tapped = getattr(self, "_focal_old_lp", None)
         if OLD_LOG_PROBS in needs and tapped is not None and tapped[:2] == (tuple(batch.keys), batch.partition_id):
             old_lp = tapped[2].columns()  # reduced since verl's old-log-prob pass wrote them: nothing to read back
+            old_lp_wait = tapped[2].wait_s
         if OLD_LOG_PROBS in needs and old_lp is None:
             read_back = True  # written by _compute_old_log_prob: fetched at advantage time, never in prefetch
             try:
@@ -197,6 +223,7 @@ class FocalHookMixin:
         ctx.metrics["verl_focal/fetch_s"] = time.perf_counter() - t0
         if OLD_LOG_PROBS in needs:
             ctx.metrics["verl_focal/old_log_probs_read_back"] = float(read_back)
+            ctx.metrics["verl_focal/old_log_probs_wait_s"] = old_lp_wait
         if "responses" in needs:
             keys, partition_id = list(batch.keys), batch.partition_id
 
