@@ -38,6 +38,7 @@ from omegaconf import open_dict
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 
 from verl_focal.integration.context import AdvantageContext, LazyTexts, text_metrics
+from verl_focal.integration.cue_hook import ROW_KEYS, judges_at_reward_time
 from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
@@ -157,6 +158,13 @@ class _LogProbTap:
         return self._result
 
 
+class _Rows:
+    """The two fields of verl's ``KVBatchMeta`` that :meth:`FocalHookMixin._focal_fetch_context` reads."""
+
+    def __init__(self, keys: list[str], partition_id: str) -> None:
+        self.keys, self.partition_id = keys, partition_id
+
+
 class FocalHookMixin:
     """Mixin for a verl v1 ``PPOTrainer`` subclass; see the module docstring."""
 
@@ -226,6 +234,7 @@ class FocalHookMixin:
             ctx.metrics["verl_focal/old_log_probs_wait_s"] = old_lp_wait
         if "responses" in needs:
             keys, partition_id = list(batch.keys), batch.partition_id
+            ctx.extras[ROW_KEYS] = np.asarray(keys, dtype=object)  # the judge's session order (cue_hook.py)
 
             def fetch_ids(rows: np.ndarray) -> list:
                 got = tq.kv_batch_get(keys=[keys[i] for i in rows.tolist()], partition_id=partition_id,
@@ -244,6 +253,74 @@ class FocalHookMixin:
         if dec is None or dec.tokenizer is not self.tokenizer:
             dec = self._focal_batch_decoder = BatchDecoder(self.tokenizer)
         return dec
+
+    # -- overlap: the judge's requests as soon as a group's rewards are known ---
+    def _build_replay_buffer(self):
+        buffer = super()._build_replay_buffer()
+        self._focal_watch(buffer)
+        return buffer
+
+    def _focal_watch(self, buffer) -> None:
+        """For a judge config: after each poll of verl's replay buffer (its view of which prompts have
+        finished generating, rewards included), hand the train groups that finished since the last
+        poll to :meth:`_focal_groups_finished`.  A replay buffer without that poll (a custom sampler)
+        is left alone: the requests then start at the old-log-prob pass."""
+        spec = get_spec(self.config.algorithm.adv_estimator)
+        if spec is None or spec.prefetch is None:
+            return
+        step = AdvantageStep(spec, self.config.algorithm)
+        sync = getattr(buffer, "_sync_metadata_from_transfer_queue", None)
+        if not judges_at_reward_time(step.settings) or sync is None or not hasattr(buffer, "finished_keys"):
+            return
+        self._focal_seen_finished: set[str] = set()
+        self._focal_early_lock = threading.Lock()
+        self._focal_early_groups = self._focal_early_failed = 0  # counted by the worker, reported per step
+
+        @functools.wraps(sync)
+        def synced(*args: Any, **kwargs: Any):
+            out = sync(*args, **kwargs)
+            try:
+                finished = set(buffer.finished_keys.get("train", ()))
+                new = finished - self._focal_seen_finished
+                self._focal_seen_finished = finished  # a sampled group leaves the set: it stays bounded
+                if new:
+                    keys = [k for k, tag in buffer.partitions.get("train", {}).items()
+                            if k.split("_", 1)[0] in new and tag.get("status", "success") == "success"]
+                    if keys:
+                        self._focal_groups_finished(keys, step)
+            except Exception as e:  # noqa: BLE001 - an optimisation: the pass-start prefetch still runs
+                logger.warning("verl-focal: could not read the replay buffer's finished groups: %s", e)
+            return out
+
+        buffer._sync_metadata_from_transfer_queue = synced
+
+    def _focal_groups_finished(self, keys: list[str], step: AdvantageStep) -> None:
+        """Run the estimator's prefetch on these rows (whole groups whose rewards are in TransferQueue)
+        in a background thread, in arrival order, while the rollout of other groups goes on."""
+        import queue
+
+        q = getattr(self, "_focal_early_queue", None)
+        if q is None:
+            q = self._focal_early_queue = queue.SimpleQueue()
+
+            def work() -> None:
+                while True:
+                    item = q.get()
+                    if item is None:
+                        return
+                    rows, st = item
+                    try:
+                        meta = _Rows(list(rows), "train")
+                        st.prefetch(self._focal_fetch_context(meta, st.needs, st.settings.focal.acc_key))
+                        with self._focal_early_lock:
+                            self._focal_early_groups += len({k.split("_", 1)[0] for k in rows})
+                    except Exception as e:  # noqa: BLE001 - the pass-start prefetch sends them instead
+                        logger.warning("verl-focal: reward-time prefetch failed: %s", e)
+                        with self._focal_early_lock:
+                            self._focal_early_failed += 1
+
+            threading.Thread(target=work, name="verl-focal-reward-time", daemon=True).start()
+        q.put((list(keys), step))
 
     # -- overlap: start slow group-level work before the old-log-prob pass -----
     def _focal_prefetch(self, batch) -> None:
@@ -341,6 +418,14 @@ class FocalHookMixin:
         if failed:
             ctx.metrics["verl_focal/prefetch_failed"] = float(failed)
             self._focal_prefetch_failed = 0
+        lock = getattr(self, "_focal_early_lock", None)
+        if lock is not None:  # groups whose prefetch ran at reward time since the last step
+            with lock:
+                early, early_failed = self._focal_early_groups, self._focal_early_failed
+                self._focal_early_groups = self._focal_early_failed = 0
+            ctx.metrics["verl_focal/reward_time_groups"] = float(early)
+            if early_failed:
+                ctx.metrics["verl_focal/reward_time_prefetch_failed"] = float(early_failed)
         out = step.run(ctx, functools.partial(super()._compute_advantage, batch, metrics))
         metrics.update(ctx.metrics)
         metrics.update(text_metrics(ctx))
