@@ -24,8 +24,9 @@ same text.  The ``cue_sig`` extras are what the reward workers write with ``cue_
 (extracted from correct rows only).  The tokenizer and the pools are cached under ``--cache-dir``,
 keyed by ``GEN_VERSION``.
 
-Arms (each timed for one step; steps are repeated, arms interleaved; first one untimed warm-up step
-per arm on a small batch, and at each size one untimed step of the first arm):
+Arms (each step timed; steps are repeated, arms interleaved and rotated by one place per repeat; at
+sizes with one step per arm the baselines are timed three times, first, middle and last; first one
+untimed warm-up step per arm on a small batch, and at each size one untimed step of the first arm):
 
 * ``grpo``            verl's stock ``grpo`` in the stock ``sync`` trainer mode: the baseline
 * ``f_grpo``          through the hook
@@ -34,7 +35,10 @@ per arm on a small batch, and at each size one untimed step of the first arm):
                       rows to partition and extracts their cues during the old-log-prob pass
 * ``f_cue``           ``f_cue_grpo`` (``source=auto``, signatures present)
 * ``cue_judge``       ``cue_grpo`` with the judge partitioner against a loopback judge
-                      (``--judge-latency`` per request); requests are sent during the pass
+                      (``--judge-latency`` per request); requests are sent at reward time: before
+                      the step, untimed, the rollout's last ``--gen-window-s`` seconds are played, the
+                      batch's groups finishing in ``--gen-polls`` shares, one per poll of verl's replay
+                      buffer, as the hook's watch sees them (:func:`emulate_generation`)
 * ``passk``           ``passk_grpo`` with ``algorithm.passk.k=4`` (needs only ``acc``)
 * ``unlikely``        ``unlikely_grpo`` (beta = 0.25): the hook reduces ``old_log_probs`` to one number
                       per row while verl's pass writes them; nothing is read back
@@ -51,10 +55,12 @@ start of the pass; the arms without background work get no stand-in time.
 
 Per arm: wall and CPU time of the step (CPU = this process's user+system time, all threads, less the
 faked worker group's; the TransferQueue storage actor and the judge run in other processes) and the
-ratio to the baseline (``grpo``; ``grpo_bypass`` for ``unlikely_bypass``); the split: ``olp pass``
-(the driver's part of verl's old-log-prob pass) and ``adv step`` (``_compute_advantage``), and within
-the latter the step's own metrics
-(``verl_focal/fetch_s``, ``verl_focal/decode_s``, ``verl_focal/prepare_s``,
+ratio to the baseline (``grpo``; ``grpo_bypass`` for ``unlikely_bypass``), and the comparison
+(:func:`compare`: the difference of the medians, the widest difference any two steps show, and whether
+the arm is within ``MARGIN_S`` of its baseline: yes / no / ``?`` when the steps' noise is wider); the
+split: ``olp pass`` (the driver's part of verl's old-log-prob pass) and ``adv step``
+(``_compute_advantage``), and within the latter the step's own metrics (``verl_focal/fetch_s``,
+``verl_focal/decode_s``, ``verl_focal/prepare_s``,
 ``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread, the
 judge and the log-prob reduction) plus the time spent inside the registered estimator and in
 the credit rule (measured by wrapping the functions); peak extra RSS of this process during the
