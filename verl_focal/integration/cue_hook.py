@@ -31,8 +31,13 @@ from verl_focal.partition.batch import (
 from verl_focal.partition.factory import partitioner_for
 from verl_focal.partition.signatures import SIG_KEY
 
-__all__ = ["CUE_NEEDS", "PREFETCHED_SIG", "ROW_KEYS", "cue_needs", "judges_at_reward_time", "prefetch_cue",
-           "prepare_cue"]
+__all__ = ["CUE_NEEDS", "PREFETCHED_LABELS", "PREFETCHED_SIG", "ROW_KEYS", "cue_needs", "judges_at_reward_time",
+           "prefetch_cue", "prepare_cue"]
+
+#: ``AdvantageContext.extras`` key: the cluster labels :func:`prefetch_cue` computed in the background (−1: not
+#: partitioned); :func:`prepare_cue` hands them over.  Valid for exactly the context's rows: a hook that selects
+#: a subset of the rows (multi-output agent sessions) drops them first
+PREFETCHED_LABELS = "cue:prefetched_labels"
 
 #: ``AdvantageContext.extras`` key: each row's TransferQueue key (``{uid}_{session}_{index}``, set by the v1
 #: hook).  The judge sees a group's solutions in session order, however the batch was ordered (verl's
@@ -101,12 +106,16 @@ def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     * judge: send the requests; :func:`prepare_cue` later sends the same groups and joins the
       requests still in flight, or finds the answers cached;
     * a partitioner that clusters signatures it extracts from text (``strategy_cue``): extract the
-      cue signatures of the rows to partition now (:data:`PREFETCHED_SIG`), so that only the
-      clustering is left for the advantage step.  Rows whose reward-side ``cue_sig`` will be used are
-      not read.
+      cue signatures of the rows to partition now (:data:`PREFETCHED_SIG`; rows whose reward-side
+      ``cue_sig`` will be used are not read), then partition every group, as :func:`prepare_cue`
+      would, into :data:`PREFETCHED_LABELS` (metric ``cue/partitioned_in_prefetch``): the advantage
+      step only hands the labels over.  If that partition fails, :func:`prepare_cue` partitions
+      again (and reports the failure there).
     """
     cue = settings.cue
-    if cue.uniform_boost != 1.0 or ctx.acc is None or ctx.responses is None:
+    if cue.uniform_boost != 1.0 or ctx.acc is None:
+        return
+    if ctx.responses is None and cue.partitioner == "judge":
         return
     order = _judge_order(ctx, settings)
     if order is not None:
@@ -125,13 +134,23 @@ def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     if not hasattr(part, "signatures"):
         return
     reward_sigs = ctx.extras.get(SIG_KEY)
-    out = np.full(len(ctx), None, dtype=object)
-    for g in groups:
-        g_sigs = None if reward_sigs is None else [reward_sigs[i] for i in g]
-        if group_source(part, cue, g_sigs, True) != "text":
-            continue  # clustered from the reward's signatures, or not from text at all
-        out[g] = part.signatures([ctx.responses[i] for i in g])
-    ctx.extras[PREFETCHED_SIG] = out
+    out = None
+    if ctx.responses is not None:
+        out = np.full(len(ctx), None, dtype=object)
+        for g in groups:
+            g_sigs = None if reward_sigs is None else [reward_sigs[i] for i in g]
+            if group_source(part, cue, g_sigs, True) != "text":
+                continue  # clustered from the reward's signatures, or not from text at all
+            out[g] = part.signatures([ctx.responses[i] for i in g])
+        ctx.extras[PREFETCHED_SIG] = out
+    try:
+        labels, metrics = partition_rows(part, cue, gid, rows, ctx.responses, ctx.problems, reward_sigs,
+                                         prefetched=out)
+    except Exception:  # noqa: BLE001 - prepare_cue partitions again and raises in the step
+        return
+    ctx.extras[PREFETCHED_LABELS] = labels
+    ctx.metrics.update(metrics)
+    ctx.metrics["cue/partitioned_in_prefetch"] = 1.0
 
 
 def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
@@ -141,6 +160,10 @@ def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     """
     cue = settings.cue
     if cue.uniform_boost != 1.0 or ctx.acc is None:
+        return
+    done = ctx.extras.get(PREFETCHED_LABELS)
+    if done is not None:  # partitioned in the background by prefetch_cue, on these very rows
+        ctx.cluster_labels = np.asarray(done, dtype=np.int64)
         return
     order = _judge_order(ctx, settings)
     view = ctx if order is None else ctx.select(order)

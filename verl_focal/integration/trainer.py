@@ -38,7 +38,7 @@ from omegaconf import open_dict
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 
 from verl_focal.integration.context import AdvantageContext, LazyTexts, text_metrics
-from verl_focal.integration.cue_hook import ROW_KEYS, judges_at_reward_time
+from verl_focal.integration.cue_hook import PREFETCHED_LABELS, ROW_KEYS, judges_at_reward_time
 from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
@@ -392,10 +392,13 @@ class FocalHookMixin:
                 if same and "error" not in box:
                     ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
                     # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
+                    # (the partition metrics of a partition done in the prefetch are kept: cue_hook.py)
                     ctx.metrics = {
                         "verl_focal/prefetched": 1.0,
                         "verl_focal/prefetch_wait_s": wait,
                         "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
+                        **({k: v for k, v in ctx.metrics.items() if k.startswith("cue/")}
+                           if PREFETCHED_LABELS in ctx.extras else {}),
                     }
                     return step, ctx
                 if same:
@@ -413,6 +416,8 @@ class FocalHookMixin:
         step, ctx = self._focal_context_for(batch, spec)
         finals = session_finals(batch.keys)
         if finals is not None:  # multi-output agent sessions: the final-output rule (integration/sessions.py)
+            if ctx.extras.pop(PREFETCHED_LABELS, None) is not None:  # partitioned over all outputs: again
+                ctx.metrics = {k: v for k, v in ctx.metrics.items() if not k.startswith("cue/")}
             ctx = ctx.select(finals[0])
         failed = getattr(self, "_focal_prefetch_failed", 0)
         if failed:
