@@ -45,9 +45,9 @@ untimed warm-up step per arm on a small batch, and at each size one untimed step
 * ``grpo_bypass``     verl's stock ``grpo`` in verl's bypass mode (``rollout_correction.bypass_mode=true``):
                       the pass only copies the rollout's log-probs (no worker call); the baseline of
                       the ``*_bypass`` arms
-* ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the pass reads no ``response_mask``; the hook's
-                      thread started at verl's write reads it and reduces the copied log-probs
-                      (``olp wait``: the time the advantage step blocked on that thread)
+* ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the old log-probs are the rollout's, so the hook
+                      reduces them at reward time, as the groups finish (the same emulated rollout as
+                      ``cue_judge``'s); ``olp wait``: the time the advantage step blocked on it
 
 No arm reads log-probs back at advantage time (column ``reads back``; metric
 ``verl_focal/old_log_probs_read_back``).  The cue arms' prefetch runs in a background thread from the
@@ -607,7 +607,8 @@ METRICS_KEPT = ("verl_focal/reward_time_groups", "judge/inflight_joins", "judge/
                 "verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
                 "cue/groups_from_text", "cue/groups_prefetched", "judge/fallback_rate", "judge/requests",
                 "verl_focal/advantage_s", "passk/groups", "unlikely/correct_rows",
-                "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_probs_read_back", "actor/entropy")
+                "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_probs_read_back",
+                "verl_focal/old_log_probs_reward_time", "actor/entropy")
 
 
 class PollingBuffer:

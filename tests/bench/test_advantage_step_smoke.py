@@ -85,6 +85,9 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
         assert m["unlikely/correct_rows"] == size["correct_rows"], name
         assert m["unlikely/nonfinite_logprob_rows"] == 0, name
         assert m["verl_focal/old_log_probs_read_back"] == 0.0, name
+    # bypass mode: reduced from the rollout's log-probs as the groups finished
+    assert arms["unlikely_bypass"]["metrics"]["verl_focal/old_log_probs_reward_time"] == 1.0
+    assert arms["unlikely"]["metrics"]["verl_focal/old_log_probs_reward_time"] == 0.0
     rs = report["reward_side"]
     assert rs["responses"] == 4 and 0 < rs["correct"] < 4  # the scorer agreed with the generator on each
     assert rs["ours_ms"]["mean"] > 0 and rs["ours_cue_set_ms"]["mean"] > 0 and rs["verl_math_verify_ms"]["mean"] > 0

@@ -144,3 +144,4 @@ def test_judge_requests_start_when_a_group_finishes_generating(transfer_queue, c
     got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
     adv = [t[0].item() for t in got["advantages"].unbind()]
     assert adv == pytest.approx([expected_advantages(JUDGE_CLUSTERS)[i] for i in order], abs=1e-5)
+    transfer_queue.kv_clear(keys=list(uid_of.values()), partition_id="train")  # as verl's sampling does

@@ -43,6 +43,8 @@ from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
 from verl_focal.integration.rows import (
+    OLD_LOG_PROB_SUM,
+    OLD_LOG_PROB_TOKENS,
     OLD_LOG_PROBS,
     SIGNATURE_EXTRA,
     as_list,
@@ -83,8 +85,11 @@ class _LogProbTap:
     out, while verl runs its later passes (docs/methods.md §10).
     """
 
-    def __init__(self, real: Any) -> None:
+    def __init__(self, real: Any, lookup: Any = None) -> None:
         self.real = real
+        #: bypass mode: ``lookup(keys)`` gives the columns reduced at reward time (None when some are missing)
+        self.lookup = lookup
+        self.from_reward_time = False
         self._mask = None
         self._thread: threading.Thread | None = None
         self._result: dict[str, np.ndarray] | None = None
@@ -130,6 +135,10 @@ class _LogProbTap:
                 m = mask
                 if read_mask is not None:
                     keys, partition_id = read_mask
+                    done = self.lookup(keys) if self.lookup is not None else None
+                    if done is not None:  # reduced from the rollout's log-probs as the groups finished
+                        self._result, self.from_reward_time = done, True
+                        return
                     m = self.real.kv_batch_get(keys=keys, partition_id=partition_id,
                                                select_fields=["response_mask"])["response_mask"]
                 self._result = sequence_log_prob_columns(log_probs, m)
@@ -156,6 +165,12 @@ class _LogProbTap:
                            self._error)
             return None
         return self._result
+
+
+#: rows whose reward-time log-prob columns are kept at most (bypass mode; ~100 bytes each)
+_RT_LP_MAX = 1 << 20
+#: the longest the old-log-prob pass's thread waits for the reward-time worker before reading the mask itself
+_RT_WAIT_S = 30.0
 
 
 class _Rows:
@@ -212,10 +227,13 @@ class FocalHookMixin:
         old_lp = None
         read_back = False
         old_lp_wait = 0.0
+        old_lp_reward_time = False
         tapped = getattr(self, "_focal_old_lp", None)
         if OLD_LOG_PROBS in needs and tapped is not None and tapped[:2] == (tuple(batch.keys), batch.partition_id):
             old_lp = tapped[2].columns()  # reduced since verl's old-log-prob pass wrote them: nothing to read back
             old_lp_wait = tapped[2].wait_s
+            if tapped[2].from_reward_time:
+                old_lp_reward_time = True
         if OLD_LOG_PROBS in needs and old_lp is None:
             read_back = True  # written by _compute_old_log_prob: fetched at advantage time, never in prefetch
             try:
@@ -232,6 +250,7 @@ class FocalHookMixin:
         if OLD_LOG_PROBS in needs:
             ctx.metrics["verl_focal/old_log_probs_read_back"] = float(read_back)
             ctx.metrics["verl_focal/old_log_probs_wait_s"] = old_lp_wait
+            ctx.metrics["verl_focal/old_log_probs_reward_time"] = float(old_lp_reward_time and not read_back)
         if "responses" in needs:
             keys, partition_id = list(batch.keys), batch.partition_id
             ctx.extras[ROW_KEYS] = np.asarray(keys, dtype=object)  # the judge's session order (cue_hook.py)
@@ -260,21 +279,32 @@ class FocalHookMixin:
         self._focal_watch(buffer)
         return buffer
 
+    def _focal_bypass(self) -> bool:
+        rc = self.config.algorithm.get("rollout_correction", None)
+        return bool(rc and rc.get("bypass_mode", False))
+
     def _focal_watch(self, buffer) -> None:
-        """For a judge config: after each poll of verl's replay buffer (its view of which prompts have
-        finished generating, rewards included), hand the train groups that finished since the last
-        poll to :meth:`_focal_groups_finished`.  A replay buffer without that poll (a custom sampler)
-        is left alone: the requests then start at the old-log-prob pass."""
+        """After each poll of verl's replay buffer (its view of which prompts have finished generating,
+        rewards included), hand the train groups that finished since the last poll to
+        :meth:`_focal_groups_finished`: for a judge config (their requests), and for ``unlikely_grpo`` in
+        verl's bypass mode (their rollout log-probs, which that mode's pass copies to ``old_log_probs``,
+        are reduced per row there and then).  A replay buffer without that poll (a custom sampler) is
+        left alone: the work then starts at the old-log-prob pass."""
         spec = get_spec(self.config.algorithm.adv_estimator)
-        if spec is None or spec.prefetch is None:
+        if spec is None:
             return
         step = AdvantageStep(spec, self.config.algorithm)
+        judge = spec.prefetch is not None and judges_at_reward_time(step.settings)
+        reduce_lp = OLD_LOG_PROBS in step.needs and self._focal_bypass()
         sync = getattr(buffer, "_sync_metadata_from_transfer_queue", None)
-        if not judges_at_reward_time(step.settings) or sync is None or not hasattr(buffer, "finished_keys"):
+        if not (judge or reduce_lp) or sync is None or not hasattr(buffer, "finished_keys"):
             return
         self._focal_seen_finished: set[str] = set()
-        self._focal_early_lock = threading.Lock()
+        self._focal_early_lock = threading.Condition()
         self._focal_early_groups = self._focal_early_failed = 0  # counted by the worker, reported per step
+        self._focal_early_pending = 0  # batches queued and not yet done
+        self._focal_rt_lp: dict[str, tuple[float, float]] = {}  # key -> (Σ log-prob, tokens), bypass mode
+        self._focal_early_jobs = (judge, reduce_lp)
 
         @functools.wraps(sync)
         def synced(*args: Any, **kwargs: Any):
@@ -309,18 +339,53 @@ class FocalHookMixin:
                     if item is None:
                         return
                     rows, st = item
+                    judge, reduce_lp = self._focal_early_jobs
                     try:
-                        meta = _Rows(list(rows), "train")
-                        st.prefetch(self._focal_fetch_context(meta, st.needs, st.settings.focal.acc_key))
+                        if judge:
+                            meta = _Rows(list(rows), "train")
+                            st.prefetch(self._focal_fetch_context(meta, st.needs, st.settings.focal.acc_key))
+                        if reduce_lp:
+                            got = tq.kv_batch_get(keys=list(rows), partition_id="train",
+                                                  select_fields=["rollout_log_probs", "response_mask"])
+                            cols = sequence_log_prob_columns(got["rollout_log_probs"], got["response_mask"])
+                            del got
+                            with self._focal_early_lock:
+                                lp = self._focal_rt_lp
+                                lp.update(zip(rows, zip(cols[OLD_LOG_PROB_SUM].tolist(),
+                                                        cols[OLD_LOG_PROB_TOKENS].tolist())))
+                                while len(lp) > _RT_LP_MAX:  # groups evicted before any step used them
+                                    lp.pop(next(iter(lp)))
                         with self._focal_early_lock:
                             self._focal_early_groups += len({k.split("_", 1)[0] for k in rows})
-                    except Exception as e:  # noqa: BLE001 - the pass-start prefetch sends them instead
+                    except Exception as e:  # noqa: BLE001 - the old-log-prob pass does the work instead
                         logger.warning("verl-focal: reward-time prefetch failed: %s", e)
                         with self._focal_early_lock:
                             self._focal_early_failed += 1
+                    finally:
+                        with self._focal_early_lock:
+                            self._focal_early_pending -= 1
+                            self._focal_early_lock.notify_all()
 
             threading.Thread(target=work, name="verl-focal-reward-time", daemon=True).start()
+        with self._focal_early_lock:
+            self._focal_early_pending += 1
         q.put((list(keys), step))
+
+    def _focal_rt_columns(self, keys: list[str]) -> dict[str, np.ndarray] | None:
+        """The per-row log-prob columns reduced at reward time for exactly ``keys`` (taken out), after
+        the reward-time worker has finished what it was given; None when any key is missing."""
+        lock = getattr(self, "_focal_early_lock", None)
+        if lock is None or not self._focal_early_jobs[1]:
+            return None
+        with lock:
+            if not lock.wait_for(lambda: self._focal_early_pending == 0, timeout=_RT_WAIT_S):
+                return None
+            lp = self._focal_rt_lp
+            if not all(k in lp for k in keys):
+                return None
+            got = [lp.pop(k) for k in keys]
+        return {OLD_LOG_PROB_SUM: np.array([g[0] for g in got], dtype=np.float64),
+                OLD_LOG_PROB_TOKENS: np.array([g[1] for g in got], dtype=np.float64)}
 
     # -- overlap: start slow group-level work before the old-log-prob pass -----
     def _focal_prefetch(self, batch) -> None:
@@ -364,7 +429,7 @@ class FocalHookMixin:
         # instead of reading them back from TransferQueue at advantage time (docs/methods.md §10)
         from verl.trainer.ppo.v1 import trainer_base
 
-        tap = _LogProbTap(trainer_base.tq)
+        tap = _LogProbTap(trainer_base.tq, lookup=self._focal_rt_columns)
         trainer_base.tq = tap
         try:
             out = super()._compute_old_log_prob(batch, metrics)
