@@ -170,7 +170,7 @@ class _LogProbTap:
 #: rows whose reward-time log-prob columns are kept at most (bypass mode; ~100 bytes each)
 _RT_LP_MAX = 1 << 20
 #: the longest the old-log-prob pass's thread waits for the reward-time worker before reading the mask itself
-_RT_WAIT_S = 30.0
+_RT_WAIT_S = 10.0
 
 
 class _Rows:
@@ -372,16 +372,15 @@ class FocalHookMixin:
         q.put((list(keys), step))
 
     def _focal_rt_columns(self, keys: list[str]) -> dict[str, np.ndarray] | None:
-        """The per-row log-prob columns reduced at reward time for exactly ``keys`` (taken out), after
-        the reward-time worker has finished what it was given; None when any key is missing."""
+        """The per-row log-prob columns reduced at reward time for exactly ``keys`` (taken out), waiting
+        (at most ``_RT_WAIT_S``) while the reward-time worker still has work; None when any key is missing."""
         lock = getattr(self, "_focal_early_lock", None)
         if lock is None or not self._focal_early_jobs[1]:
             return None
-        with lock:
-            if not lock.wait_for(lambda: self._focal_early_pending == 0, timeout=_RT_WAIT_S):
-                return None
-            lp = self._focal_rt_lp
-            if not all(k in lp for k in keys):
+        lp = self._focal_rt_lp
+        with lock:  # until these rows are reduced, or the worker has nothing left to do
+            if not lock.wait_for(lambda: self._focal_early_pending == 0 or all(k in lp for k in keys),
+                                 timeout=_RT_WAIT_S) or not all(k in lp for k in keys):
                 return None
             got = [lp.pop(k) for k in keys]
         return {OLD_LOG_PROB_SUM: np.array([g[0] for g in got], dtype=np.float64),
