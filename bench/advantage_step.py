@@ -24,8 +24,9 @@ same text.  The ``cue_sig`` extras are what the reward workers write with ``cue_
 (extracted from correct rows only).  The tokenizer and the pools are cached under ``--cache-dir``,
 keyed by ``GEN_VERSION``.
 
-Arms (each timed for one step; steps are repeated, arms interleaved; first one untimed warm-up step
-per arm on a small batch, and at each size one untimed step of the first arm):
+Arms (each step timed; steps are repeated, arms interleaved and rotated by one place per repeat; at
+sizes with one step per arm the baselines are timed three times, first, middle and last; first one
+untimed warm-up step per arm on a small batch, and at each size one untimed step of the first arm):
 
 * ``grpo``            verl's stock ``grpo`` in the stock ``sync`` trainer mode: the baseline
 * ``f_grpo``          through the hook
@@ -34,30 +35,37 @@ per arm on a small batch, and at each size one untimed step of the first arm):
                       rows to partition and extracts their cues during the old-log-prob pass
 * ``f_cue``           ``f_cue_grpo`` (``source=auto``, signatures present)
 * ``cue_judge``       ``cue_grpo`` with the judge partitioner against a loopback judge
-                      (``--judge-latency`` per request); requests are sent during the pass
+                      (``--judge-latency`` per request); requests are sent at reward time: before
+                      the step, untimed, the rollout's last ``--gen-window-s`` seconds are played, the
+                      batch's groups finishing in ``--gen-polls`` shares, one per poll of verl's replay
+                      buffer, as the hook's watch sees them (:func:`emulate_generation`)
 * ``passk``           ``passk_grpo`` with ``algorithm.passk.k=4`` (needs only ``acc``)
 * ``unlikely``        ``unlikely_grpo`` (beta = 0.25): the hook reduces ``old_log_probs`` to one number
                       per row while verl's pass writes them; nothing is read back
 * ``grpo_bypass``     verl's stock ``grpo`` in verl's bypass mode (``rollout_correction.bypass_mode=true``):
                       the pass only copies the rollout's log-probs (no worker call); the baseline of
                       the ``*_bypass`` arms
-* ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the pass reads no ``response_mask``, so the
-                      advantage step reads ``old_log_probs`` and ``response_mask`` back (in ``fetch``)
+* ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the old log-probs are the rollout's, so the hook
+                      reduces them at reward time, as the groups finish (the same emulated rollout as
+                      ``cue_judge``'s); ``olp wait``: the time the advantage step blocked on it
 
-Only ``unlikely_bypass`` reads log-probs back (column ``reads back``; metric
+No arm reads log-probs back at advantage time (column ``reads back``; metric
 ``verl_focal/old_log_probs_read_back``).  The cue arms' prefetch runs in a background thread from the
 start of the pass; the arms without background work get no stand-in time.
 
 Per arm: wall and CPU time of the step (CPU = this process's user+system time, all threads, less the
 faked worker group's; the TransferQueue storage actor and the judge run in other processes) and the
-ratio to the baseline (``grpo``; ``grpo_bypass`` for ``unlikely_bypass``); the split: ``olp pass``
-(the driver's part of verl's old-log-prob pass) and ``adv step`` (``_compute_advantage``), and within
-the latter the step's own metrics
-(``verl_focal/fetch_s``, ``verl_focal/decode_s``, ``verl_focal/prepare_s``,
-``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread and the
-judge) plus the time spent inside the registered estimator and in the credit rule (measured by
-wrapping the functions); peak extra RSS of this process during the step over its RSS just before,
-from a sampling thread (every 2 ms, ``/proc/self/statm``), and its difference to the baseline's.
+ratio to the baseline (``grpo``; ``grpo_bypass`` for ``unlikely_bypass``), and the comparison
+(:func:`compare`: the difference of the medians, the widest difference any two steps show, and whether
+the arm is within ``MARGIN_S`` of its baseline: yes / no / ``?`` when the steps' noise is wider); the
+split: ``olp pass`` (the driver's part of verl's old-log-prob pass) and ``adv step``
+(``_compute_advantage``), and within the latter the step's own metrics (``verl_focal/fetch_s``,
+``verl_focal/decode_s``, ``verl_focal/prepare_s``,
+``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread, the
+judge and the log-prob reduction) plus the time spent inside the registered estimator and in
+the credit rule (measured by wrapping the functions); peak extra RSS of this process during the
+step over its RSS just before, from a sampling thread (every 2 ms, ``/proc/self/statm``), and its
+difference to the baseline's.
 
 Reward side: per response, on the first ``--reward-samples`` rows of the first size, main thread:
 ``verl_focal.reward.compute_score`` without and with ``cue_set="math_v1"`` (which adds ``cue_sig``),
@@ -189,6 +197,7 @@ class Timers:
 
     def __init__(self) -> None:
         self.t: dict[str, float] = {}
+        self.end: dict[str, float] = {}  # perf_counter when the label's last call ended
 
     def wrap(self, label: str, fn: Callable) -> Callable:
         if getattr(fn, "_bench_label", None):
@@ -199,7 +208,9 @@ class Timers:
             try:
                 return fn(*a, **k)
             finally:
-                self.t[label] = self.t.get(label, 0.0) + time.perf_counter() - t0
+                t1 = time.perf_counter()
+                self.t[label] = self.t.get(label, 0.0) + t1 - t0
+                self.end[label] = max(self.end.get(label, 0.0), t1)
 
         timed._bench_label = label  # type: ignore[attr-defined]
         timed.__wrapped__ = fn  # type: ignore[attr-defined]
@@ -215,7 +226,10 @@ def install_timers(timers: Timers) -> None:
 
     import verl_focal.core.credit as credit
     import verl_focal.partition.diagnostics as diag
+    from verl_focal.integration.step import AdvantageStep
 
+    # the background prefetch (and the reward-time one): when it ends tells whether it ran into verl's pass
+    AdvantageStep.prefetch = timers.wrap("prefetch", AdvantageStep.prefetch)
     core_algos.compute_grpo_outcome_advantage = timers.wrap("estimator", core_algos.compute_grpo_outcome_advantage)
     for name in ("f_grpo", "cue_grpo", "f_cue_grpo", "passk_grpo", "unlikely_grpo"):
         core_algos.ADV_ESTIMATOR_REGISTRY[name] = timers.wrap("estimator", core_algos.ADV_ESTIMATOR_REGISTRY[name])
@@ -481,6 +495,7 @@ class ActorWorkerGroup:
         self.entropy = torch.nested.nested_tensor_from_jagged(values.neg(), offsets)
         self.keys = list(batch.meta.keys)
         self.wall = self.cpu = 0.0
+        self.stand_in_end = 0.0  # when the last stand-in ended (the driver's own part of the pass starts)
 
     def compute_ref_log_prob(self, batch):
         """The reference worker group writes the same fields (``--ref-pass``)."""
@@ -498,13 +513,14 @@ class ActorWorkerGroup:
         self.cpu += time.thread_time() - c0
         if stand_in:
             time.sleep(self.overlap_s)
+            self.stand_in_end = time.perf_counter()
         self.wall += time.perf_counter() - t0
         return batch
 
 
 # --------------------------------------------------------------------------- arms
 #: the arms whose step reads ``old_log_probs`` back from TransferQueue at advantage time
-READS_BACK = frozenset({"unlikely_bypass"})
+READS_BACK: frozenset[str] = frozenset()
 
 
 def arm_overrides(arm: str, judge_url: str, size: Size) -> list[str]:
@@ -585,15 +601,53 @@ SPLIT_KEYS = {
     "cluster": "cue/cluster_time_s",
     "judge_wait": "judge/wait_s",
     "prefetch_wait": "verl_focal/prefetch_wait_s",
+    "olp_wait": "verl_focal/old_log_probs_wait_s",
 }
-METRICS_KEPT = ("verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
+METRICS_KEPT = ("verl_focal/reward_time_groups", "judge/inflight_joins", "judge/cache_hit_rate",
+                "verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
                 "cue/groups_from_text", "cue/groups_prefetched", "judge/fallback_rate", "judge/requests",
                 "verl_focal/advantage_s", "passk/groups", "unlikely/correct_rows",
-                "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_probs_read_back", "actor/entropy")
+                "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_probs_read_back",
+                "verl_focal/old_log_probs_reward_time", "actor/entropy")
+
+
+class PollingBuffer:
+    """verl's replay buffer as the hook's reward-time watch sees it (``_focal_watch``): the finished
+    prompts and their rows after each poll of TransferQueue."""
+
+    def __init__(self) -> None:
+        self.finished_keys: dict[str, set] = {"train": set()}
+        self.partitions: dict[str, dict] = {"train": {}}
+
+    def _sync_metadata_from_transfer_queue(self) -> None:  # the hook wraps this: it looks after each poll
+        pass
+
+
+def emulate_generation(trainer, batch: Batch, window_s: float, polls: int, seed: int) -> int:
+    """The rollout's last ``window_s`` seconds as the hook sees them: the batch's groups finish (rewards
+    written) in ``polls`` equal shares, one share per poll of verl's replay buffer, the last share at the
+    step's start.  Returns the number of polls made (0 when the hook does not watch for this config)."""
+    buf = PollingBuffer()
+    plain = buf._sync_metadata_from_transfer_queue
+    trainer._focal_watch(buf)
+    if window_s <= 0 or buf._sync_metadata_from_transfer_queue == plain:
+        return 0
+    by_uid: dict[str, list[str]] = {}
+    for k in batch.meta.keys:
+        by_uid.setdefault(k.split("_", 1)[0], []).append(k)
+    uids = list(by_uid)
+    random.Random(seed).shuffle(uids)  # groups finish in no particular order
+    for k in range(polls):
+        time.sleep(window_s / polls)
+        share = uids[k * len(uids) // polls:(k + 1) * len(uids) // polls]
+        buf.finished_keys["train"].update(share)
+        buf.partitions["train"].update({key: {"status": "success"} for u in share for key in by_uid[u]})
+        buf._sync_metadata_from_transfer_queue()
+    return polls
 
 
 def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorkerGroup, overlap_s: float,
-            ref_pass: bool = False) -> dict:
+            ref_pass: bool = False, gen_window_s: float = 0.0, gen_polls: int = 4, seed: int = 0) -> dict:
     """One step as the trainer runs it: verl's ``_compute_old_log_prob`` (ours wraps it: the hook's
     prefetch starts first, in a background thread for the cue estimators; the faked worker group
     writes the log-probs and stands in ``overlap_s`` more), with ``ref_pass`` verl's
@@ -601,12 +655,20 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorker
 
     The step is charged the driver's part only: wall time less the worker group's, CPU time (this
     process, all threads) less the worker group's main-thread CPU.  Arms with nothing in the
-    background get no stand-in time (it would change nothing)."""
+    background get no stand-in time (it would change nothing).
+
+    With the judge, the hook sends a group's request when verl's replay buffer sees the group finished
+    (reward time): ``gen_window_s`` of the rollout is emulated first, untimed (:func:`emulate_generation`).
+    ``prefetch_overhang`` in the split: how long the hook's background prefetch ran on after the
+    worker group's stand-in ended, i.e. into the driver's own (timed) part of verl's pass."""
     release_memory()
     timers.t.clear()
+    timers.end.clear()
     metrics: dict = {}
     worker.overlap_s = overlap_s if arm not in STOCK_ARMS and has_prefetch(trainer.config) else 0.0
+    polls = emulate_generation(trainer, batch, gen_window_s, gen_polls, seed) if arm not in STOCK_ARMS else 0
     w0, wc0 = worker.wall, worker.cpu
+    worker.stand_in_end = 0.0
     with PeakRSS() as mem:
         c0, t0 = time.process_time(), time.perf_counter()
         trainer._compute_old_log_prob(batch.meta, metrics)
@@ -626,7 +688,11 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorker
     split["advantage"] = t2 - tr
     split["estimator"] = timers.t.get("estimator", 0.0)
     split["credit"] = timers.t.get("credit", 0.0)
-    split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0)
+    split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0) + split.get("olp_wait", 0.0)
+    if worker.stand_in_end and "prefetch" in timers.end:
+        split["prefetch_overhang"] = max(0.0, timers.end["prefetch"] - worker.stand_in_end)
+    if polls:
+        split["gen_polls"] = float(polls)
     extra = {k: float(v) for k, v in metrics.items() if k in METRICS_KEPT}
     return {"arm": arm, "wall_s": olp + ref + t2 - tr, "cpu_s": cpu - (worker.cpu - wc0),
             "peak_extra_rss_mib": mem.extra / 2**20, "split": split, "metrics": extra}
@@ -650,6 +716,45 @@ def summarise(runs: list[dict]) -> dict:
         "split": {k: med([r["split"].get(k, 0.0) for r in runs]) for k in keys},
         "metrics": runs[-1]["metrics"],
     }
+
+
+#: the issue's bar: an arm's step is at most verl's stock step plus this many seconds
+MARGIN_S = 0.1
+
+
+def compare(arm: dict, base: dict) -> dict:
+    """The arm's wall time against its baseline's, robust to single noisy steps.
+
+    ``diff_s``: median of the arm's steps less the median of the baseline's; ``diff_lo_s`` /
+    ``diff_hi_s``: the widest differences any pair of their steps shows (arm's fastest less the
+    baseline's slowest, and the reverse); when both ran the same number of interleaved repeats, also
+    the paired differences per repeat (``paired_diff_s``).  ``within_margin``: ``yes`` when even the
+    widest difference is at most :data:`MARGIN_S`, ``no`` when even the smallest is above it, else ``?``
+    (the steps' own noise is larger than the margin: rerun with more ``--repeats``)."""
+    a, b = arm["wall_s_all"], base["wall_s_all"]
+    lo, hi = min(a) - max(b), max(a) - min(b)
+    out = {"diff_s": statistics.median(a) - statistics.median(b), "diff_lo_s": lo, "diff_hi_s": hi,
+           "within_margin": "yes" if hi <= MARGIN_S + 1e-9 else "no" if lo > MARGIN_S + 1e-9 else "?"}
+    if len(a) == len(b) and len(a) > 1:
+        out["paired_diff_s"] = [x - y for x, y in zip(a, b)]
+    return out
+
+
+def schedule(arms: list[str], rep: int, baseline_steps: int) -> list[str]:
+    """The arms' order in repeat ``rep`` (1-based): the baselines first, then the other arms rotated by
+    one place per repeat (no arm always runs right after the same one); with ``baseline_steps`` 3 the
+    baselines run again in the middle and at the end (sizes with one step per arm: their spread is
+    the noise the comparison must see past)."""
+    stock = [a for a in arms if a in STOCK_ARMS]
+    others = [a for a in arms if a not in STOCK_ARMS]
+    k = (rep - 1) % len(others) if others else 0
+    others = others[k:] + others[:k]
+    if baseline_steps >= 3 and stock and others:
+        half = len(others) // 2
+        return stock + others[:half] + stock + others[half:] + stock
+    if baseline_steps == 2 and stock:
+        return stock + others + stock
+    return stock + others
 
 
 # --------------------------------------------------------------------------- reward side
@@ -729,8 +834,9 @@ def baseline(arm: str, results: dict[str, dict]) -> dict | None:
 def fmt_table(size: Size, results: dict[str, dict]) -> str:
     cols = ["old_log_prob", "ref_pass", "advantage", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
     names = ["olp pass", "ref pass", "adv step", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
-    head = (f"{'arm':<16} {'wall s':>8} {'x base':>7} {'+s':>7} {'cpu s':>8} {'x base':>7} {'+cpu s':>7} "
-            + " ".join(f"{c:>9}" for c in names) + f" {'join s':>7} {'+RSS MiB':>9} {'vs base':>8} {'reads back':>10}")
+    head = (f"{'arm':<16} {'wall s':>8} {'x base':>7} {'+s':>7} {'+s range':>15} {'<=+0.1':>6} {'cpu s':>8} "
+            f"{'x base':>7} {'+cpu s':>7} " + " ".join(f"{c:>9}" for c in names)
+            + f" {'join s':>7} {'overhang':>8} {'+RSS MiB':>9} {'vs base':>8} {'reads back':>10}")
     lines = [f"== {size.label} ({size.rows // size.group} prompts x {size.group}) ==", head]
     for arm, r in results.items():
         sp = r["split"]
@@ -738,10 +844,13 @@ def fmt_table(size: Size, results: dict[str, dict]) -> str:
         base = baseline(arm, results)
         bw = base["wall_s"] if base else float("nan")
         bc = base["cpu_s"] if base else float("nan")
+        cmp = r.get("vs_baseline")
+        rng = f"[{cmp['diff_lo_s']:+.2f},{cmp['diff_hi_s']:+.2f}]" if cmp else "-"
         lines.append(
-            f"{arm:<16} {w:8.3f} {w / bw:7.3f} {w - bw:+7.2f} {c:8.3f} {c / bc:7.3f} {c - bc:+7.2f} "
+            f"{arm:<16} {w:8.3f} {w / bw:7.3f} {(cmp['diff_s'] if cmp else 0.0):+7.2f} {rng:>15} "
+            f"{(cmp['within_margin'] if cmp else '-'):>6} {c:8.3f} {c / bc:7.3f} {c - bc:+7.2f} "
             + " ".join(f"{sp.get(k, 0.0):9.3f}" for k in cols)
-            + f" {sp.get('join', 0.0):7.3f} {r['peak_extra_rss_mib']:9.0f}"
+            + f" {sp.get('join', 0.0):7.3f} {sp.get('prefetch_overhang', 0.0):8.3f} {r['peak_extra_rss_mib']:9.0f}"
             + f" {r['peak_extra_rss_mib'] - (base['peak_extra_rss_mib'] if base else float('nan')):+8.0f}"
             + f" {'yes' if r['reads_back'] else 'no':>10}"
         )
@@ -754,11 +863,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help=f"tiny smoke run: --sizes {QUICK_SIZES}, one repeat")
     ap.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated subset of {','.join(ARMS)}")
     ap.add_argument("--repeats", type=int, default=None,
-                    help=f"steps per arm (median reported; default 3 up to {BIG_ROWS} rows, 1 above; --quick 1)")
+                    help=f"steps per arm (median reported; default 3 up to {BIG_ROWS} rows, 1 above, where the "
+                         "baselines are timed --baseline-steps times; --quick 1)")
     ap.add_argument("--judge-latency", type=float, default=0.5, help="loopback judge seconds per request")
     ap.add_argument("--overlap-s", type=float, default=None,
                     help="extra stand-in time of the old-log-prob pass, not charged to the step "
                          "(default 4, --quick 1)")
+    ap.add_argument("--gen-window-s", type=float, default=None,
+                    help="cue_judge: the rollout's last seconds before the step, untimed, during which the "
+                         "batch's groups finish in --gen-polls equal shares and the hook sends their judge "
+                         "requests (reward time); 0: the requests start at the old-log-prob pass "
+                         "(default 4, --quick 1)")
+    ap.add_argument("--gen-polls", type=int, default=4,
+                    help="polls of verl's replay buffer in that window (the last share finishes at the step's start)")
+    ap.add_argument("--baseline-steps", type=int, default=3,
+                    help="at sizes with one step per arm, how often each baseline is timed (first, middle, "
+                         "last: 3), so that the comparison sees the steps' own noise")
     ap.add_argument("--ref-pass", action="store_true",
                     help="every step also runs verl's reference log-prob pass (a KL loss or reward's), "
                          "between the old-log-prob pass and the advantage")
@@ -786,6 +906,13 @@ def main(argv: list[str] | None = None) -> int:
         overlap = args.overlap_s if args.overlap_s is not None else (1.0 if args.quick else 4.0)
         if overlap < 0:
             raise UserError(f"--overlap-s={overlap} must be >= 0")
+        gen_window = args.gen_window_s if args.gen_window_s is not None else (1.0 if args.quick else 4.0)
+        if gen_window < 0:
+            raise UserError(f"--gen-window-s={gen_window} must be >= 0")
+        if args.gen_polls < 1:
+            raise UserError(f"--gen-polls={args.gen_polls} must be >= 1")
+        if args.baseline_steps < 1 or args.baseline_steps > 3:
+            raise UserError(f"--baseline-steps={args.baseline_steps} must be 1, 2 or 3")
     except UserError as e:
         print(f"advantage_step.py: {e}", file=sys.stderr)
         return 2
@@ -844,7 +971,9 @@ def main(argv: list[str] | None = None) -> int:
                "minus RSS just before the step",
         "cpu": "process user+system time of this (driver) process, all threads, less the faked worker "
                "group's main-thread CPU",
-        "judge": {"latency_s": args.judge_latency, "overlap_s": overlap},
+        "judge": {"latency_s": args.judge_latency, "overlap_s": overlap, "gen_window_s": gen_window,
+                  "gen_polls": args.gen_polls},
+        "margin_s": MARGIN_S,
         "ref_pass": args.ref_pass,
         "reads_back": sorted(READS_BACK & set(arms)),
         "setup_s": setup_s,
@@ -889,9 +1018,11 @@ def main(argv: list[str] | None = None) -> int:
             # and advantages into TransferQueue also grows the storage (a cost the later steps do not pay)
             first = run_arm(arms[0], trainer(arms[0], 0), batch, timers, worker, overlap, args.ref_pass)
             print(f"  (untimed first step, {arms[0]}: wall {first['wall_s']:.3f} s)", flush=True)
-            for rep in range(1, repeats_for(size) + 1):
-                for a in arms:
-                    runs[a].append(run_arm(a, trainer(a, rep), batch, timers, worker, overlap, args.ref_pass))
+            n_rep = repeats_for(size)
+            for rep in range(1, n_rep + 1):
+                for a in schedule(arms, rep, args.baseline_steps if n_rep == 1 else 1):
+                    runs[a].append(run_arm(a, trainer(a, rep), batch, timers, worker, overlap, args.ref_pass,
+                                           gen_window, args.gen_polls, seed=args.seed + rep))
                     r = runs[a][-1]
                     print(
                         f"  {a:<16} wall {r['wall_s']:7.3f} s  cpu {r['cpu_s']:7.3f} s  "
@@ -907,6 +1038,8 @@ def main(argv: list[str] | None = None) -> int:
                     r["wall_x_baseline"] = r["wall_s"] / base["wall_s"]
                     r["cpu_x_baseline"] = r["cpu_s"] / base["cpu_s"]
                     r["peak_extra_rss_over_baseline_mib"] = r["peak_extra_rss_mib"] - base["peak_extra_rss_mib"]
+                    if base is not r:
+                        r["vs_baseline"] = compare(r, base)
             report["sizes"][size.label] = {"rows": size.rows, "tokens": size.length, "group": size.group,
                                            "correct_rows": batch.n_correct, "mixed_groups": batch.n_mixed_groups,
                                            "write_s": batch.write_s, "generated": batch.generated,

@@ -26,6 +26,8 @@ BENCH = ROOT / "bench" / "advantage_step.py"
         (["--arms", "unlikely_bypas"], "unknown arm 'unlikely_bypas' (did you mean 'unlikely_bypass'?)"),
         (["--repeats", "0"], "--repeats=0 must be >= 1"),
         (["--overlap-s", "-1"], "--overlap-s=-1.0 must be >= 0"),
+        (["--gen-window-s", "-2"], "--gen-window-s=-2.0 must be >= 0"),
+        (["--baseline-steps", "4"], "--baseline-steps=4 must be 1, 2 or 3"),
     ],
 )
 def test_bad_options_exit_2_with_one_line(args, message, capsys):
@@ -40,14 +42,14 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
         [sys.executable, str(BENCH), "--sizes", "32x96/8", "--repeats", "1", "--overlap-s", "0",
-         "--judge-latency", "0.05", "--ref-pass", "--vocab", "400", "--reward-samples", "4", "--no-cache",
-         "--json", str(out)],
+         "--judge-latency", "0.05", "--gen-window-s", "0.2", "--ref-pass", "--vocab", "400", "--reward-samples", "4",
+         "--no-cache", "--json", str(out)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "== 32x96 (4 prompts x 8) ==" in proc.stdout
     report = json.loads(out.read_text())
-    assert report["reads_back"] == ["unlikely_bypass"]
+    assert report["reads_back"] == []
     size = report["sizes"]["32x96"]
     arms = size["arms"]
     assert list(arms) == ["grpo", "grpo_bypass", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk",
@@ -68,13 +70,24 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     assert arms["cue_text"]["metrics"]["cue/groups_prefetched"] == size["mixed_groups"]
     assert 0 < arms["cue_text"]["metrics"]["verl_focal/decoded_rows"] <= size["correct_rows"]
     assert arms["cue_judge"]["metrics"]["judge/fallback_rate"] == 0.0
+    # reward time: every group was handed to the judge as it "finished"; the step found the answers cached
+    assert arms["cue_judge"]["metrics"]["verl_focal/reward_time_groups"] == 32 // 8
+    assert arms["cue_judge"]["split"]["gen_polls"] == 4
+    assert arms["cue_judge"]["metrics"]["judge/cache_hit_rate"] + arms["cue_judge"]["metrics"][
+        "judge/inflight_joins"] / size["mixed_groups"] >= 1.0 - 1e-9
+    # one step per arm: each baseline timed three times, every other arm compared with its baseline
+    assert len(arms["grpo"]["wall_s_all"]) == 3 and len(arms["f_grpo"]["wall_s_all"]) == 1
+    assert arms["f_grpo"]["vs_baseline"]["within_margin"] in ("yes", "no", "?")
     assert arms["passk"]["metrics"]["passk/groups"] == 32 // 8
-    # unlikely_grpo ranked every correct row; only in bypass mode were the log-probs read back
-    for name, read_back in (("unlikely", 0.0), ("unlikely_bypass", 1.0)):
+    # unlikely_grpo ranked every correct row and read no log-probs back, in bypass mode too
+    for name in ("unlikely", "unlikely_bypass"):
         m = arms[name]["metrics"]
         assert m["unlikely/correct_rows"] == size["correct_rows"], name
         assert m["unlikely/nonfinite_logprob_rows"] == 0, name
-        assert m["verl_focal/old_log_probs_read_back"] == read_back, name
+        assert m["verl_focal/old_log_probs_read_back"] == 0.0, name
+    # bypass mode: reduced from the rollout's log-probs as the groups finished
+    assert arms["unlikely_bypass"]["metrics"]["verl_focal/old_log_probs_reward_time"] == 1.0
+    assert arms["unlikely"]["metrics"]["verl_focal/old_log_probs_reward_time"] == 0.0
     rs = report["reward_side"]
     assert rs["responses"] == 4 and 0 < rs["correct"] < 4  # the scorer agreed with the generator on each
     assert rs["ours_ms"]["mean"] > 0 and rs["ours_cue_set_ms"]["mean"] > 0 and rs["verl_math_verify_ms"]["mean"] > 0

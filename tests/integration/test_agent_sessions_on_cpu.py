@@ -63,8 +63,10 @@ def _put(tq, tok, sessions, multi: bool, offset: int, rng):
     return meta
 
 
-def _advantages(tq, trainer, meta):
+def _advantages(tq, trainer, meta, prefetch=False):
     metrics: dict = {}
+    if prefetch:  # what _compute_old_log_prob does first: the cue estimators partition in the background
+        trainer._focal_prefetch(meta)
     trainer._compute_advantage(meta, metrics)
     got = tq.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
     return {k: t for k, t in zip(meta.keys, got["advantages"].unbind())}, metrics
@@ -87,8 +89,9 @@ def test_each_session_counts_once_and_all_its_outputs_get_its_advantage(
     trainer.tokenizer = tokenizer
     sessions = _sessions()
     assert any(s[3] > 1 for s in sessions) and any(s[3] == 1 for s in sessions)
+    # the background partition covers every output; the final-output rule must partition the finals again
     multi, metrics = _advantages(transfer_queue, trainer, _put(transfer_queue, tokenizer, sessions, True, 0,
-                                                               np.random.default_rng(1)))
+                                                               np.random.default_rng(1)), prefetch=True)
     single, _ = _advantages(transfer_queue, trainer, _put(transfer_queue, tokenizer, sessions, False, 1000,
                                                           np.random.default_rng(2)))
     for s, (uid, _text, _acc, n_out, _lp) in enumerate(sessions):

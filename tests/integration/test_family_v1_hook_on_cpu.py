@@ -193,3 +193,146 @@ def test_unlikely_grpo_reads_no_log_probs_back_after_verls_old_log_prob_pass(
     ref = unlikely_rows_reference([r[2] for r in rows], [r[3] for r in rows], loglik,
                                   np.array([r[0] for r in rows], dtype=object), [1] * len(rows), 0.5)
     assert adv == pytest.approx(ref, abs=1e-5)
+
+
+# multi-turn rows: (response mask, reward, acc, the rollout's token log-probs); a tool-response token (mask 0)
+# carries a log-prob of -5 that must not count: with it, g0's first row would rank below its second
+BYPASS_GROUPS = {
+    "b0": [([1, 1, 0, 0, 1], 1.0, 1, [-0.1, -0.1, -5.0, -5.0, -0.1]), ([1, 1, 1], 1.0, 1, [-0.2, -0.2, -0.2]),
+           ([1, 1], 1.0, 1, [-0.5, -0.4]), ([1, 1, 1, 1], 0.0, 0, [-0.3] * 4)],
+    "b1": [([1, 0, 1], 1.0, 1, [-0.6, -5.0, -0.6]), ([1], 0.0, 0, [-1.0]), ([1, 1], 1.0, 1, [-0.05, -0.1])],
+}
+
+
+def _put_rollouts_with_log_probs(tq, partition, rng, prefix=""):
+    """Rows as verl's agent loop writes them when the rollout returns its log-probs
+    (``response_logprobs`` -> ``rollout_log_probs``), with tool-response tokens masked out."""
+    from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
+    from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
+    keys, fields = [], []
+    for uid, rows in BYPASS_GROUPS.items():
+        for session, (mask, reward, acc, lp) in enumerate(rows):
+            out = AgentLoopOutput(prompt_ids=[2, 3], response_ids=list(range(4, 4 + len(mask))), response_mask=mask,
+                                  response_logprobs=lp, reward_score=float(reward), num_turns=4,
+                                  metrics=AgentLoopMetrics(), extra_fields={"reward_extra_info": {"acc": float(acc)}})
+            field = out.as_dict()
+            field.update({"uid": prefix + uid})
+            keys.append(f"{prefix}{uid}_{session}_0")
+            fields.append(field)
+    order = rng.permutation(len(keys))
+    keys = [keys[i] for i in order]
+    return tq.kv_batch_put(keys=keys, partition_id=partition,
+                           fields=list_of_dict_to_tensordict([fields[i] for i in order]))
+
+
+def _bypass_reference(meta, likelihood, prefix=""):
+    lookup = {f"{prefix}{u}_{s}_0": (u,) + row for u, rows in BYPASS_GROUPS.items() for s, row in enumerate(rows)}
+    rows = [lookup[k] for k in meta.keys]
+    loglik = []
+    for _, mask, _, _, lp in rows:
+        kept = [x for x, m in zip(lp, mask) if m]
+        loglik.append(sum(kept) / (len(kept) if likelihood == "mean" else 1))
+    return unlikely_rows_reference([r[2] for r in rows], [r[3] for r in rows], loglik,
+                                   np.array([r[0] for r in rows], dtype=object), [1] * len(rows), 0.5)
+
+
+@pytest.mark.parametrize("likelihood", ["sum", "mean"])
+def test_unlikely_grpo_in_bypass_mode_reads_no_log_probs_back(transfer_queue, composed_config, monkeypatch,
+                                                                likelihood):
+    """verl's real _compute_old_log_prob in bypass mode copies the rollout's log-probs to old_log_probs and
+    reads no response_mask; the hook's tap reduces them in a thread that reads the mask itself.  The
+    advantages equal the read-back path's and the independent reference over the masked tokens."""
+    import verl_focal.integration.trainer as hook
+
+    meta = _put_rollouts_with_log_probs(transfer_queue, "train", np.random.default_rng(4))
+    trainer = _trainer(composed_config, ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.5",
+                                         f"algorithm.unlikely.likelihood={likelihood}",
+                                         "actor_rollout_ref.rollout.calculate_log_probs=true",
+                                         "algorithm.rollout_correction.bypass_mode=true"])
+    trainer.actor_rollout_wg = None  # bypass mode calls no worker group
+    reads = []
+    real_get = hook.tq.kv_batch_get
+
+    def spy(*args, **kwargs):
+        reads.append(tuple(kwargs.get("select_fields") or ()))
+        return real_get(*args, **kwargs)
+
+    monkeypatch.setattr(hook.tq, "kv_batch_get", spy)
+    metrics: dict = {}
+    trainer._compute_old_log_prob(meta, metrics)
+    assert reads[0] == ("rollout_log_probs",)  # verl's bypass branch ran
+    assert "actor/entropy" not in metrics  # and not its worker pass
+    trainer._compute_advantage(meta, metrics)
+    ours = [r for r in reads[1:] if "rm_scores" not in r]  # verl's own advantage step reads old_log_probs
+    assert ("response_mask",) in ours and not any("old_log_probs" in r for r in ours), reads
+    assert metrics["verl_focal/old_log_probs_read_back"] == 0.0
+    assert metrics["verl_focal/old_log_probs_wait_s"] >= 0.0
+
+    def advantages():
+        got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
+        return [t[0].item() for t in got["advantages"].unbind()]
+
+    tapped = advantages()
+    # the read-back path on the same rows (no tap): the same advantages
+    trainer._focal_old_lp = None
+    metrics_back: dict = {}
+    trainer._compute_advantage(meta, metrics_back)
+    assert metrics_back["verl_focal/old_log_probs_read_back"] == 1.0
+    assert advantages() == pytest.approx(tapped, abs=1e-7)
+
+    ref = _bypass_reference(meta, likelihood)
+    assert tapped == pytest.approx(ref, abs=1e-5)
+    assert len(set(np.round(ref, 6))) > 2  # the ranks changed the advantages (not plain GRPO)
+
+
+def test_unlikely_grpo_in_bypass_mode_reduces_the_log_probs_as_groups_finish(transfer_queue, composed_config,
+                                                                            monkeypatch):
+    """Bypass mode's old log-probs are the rollout's, written with the rollout: the hook reduces them when
+    verl's replay buffer sees each group finished (reward time), so the old-log-prob pass and the advantage
+    step read neither the log-probs nor the mask."""
+    import threading
+
+    from verl.trainer.ppo.v1.trainer_base import ReplayBuffer
+
+    import verl_focal.integration.trainer as hook
+
+    meta = _put_rollouts_with_log_probs(transfer_queue, "train", np.random.default_rng(5), prefix="rt")
+    finished = {"is_prompt": True, "status": "finished", "global_steps": 0}
+    transfer_queue.kv_batch_put(keys=[f"rt{u}" for u in BYPASS_GROUPS], partition_id="train",
+                                tags=[finished] * len(BYPASS_GROUPS))
+    trainer = _trainer(composed_config, ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.5",
+                                         "algorithm.unlikely.likelihood=mean",
+                                         "actor_rollout_ref.rollout.calculate_log_probs=true",
+                                         "algorithm.rollout_correction.bypass_mode=true"])
+    trainer.trainer_mode = "sync"
+    trainer.actor_rollout_wg = None
+    reads = []
+    real_get = hook.tq.kv_batch_get
+
+    def spy(*args, **kwargs):
+        reads.append((threading.current_thread().name, tuple(kwargs.get("select_fields") or ())))
+        return real_get(*args, **kwargs)
+
+    monkeypatch.setattr(hook.tq, "kv_batch_get", spy)
+    buffer = trainer._build_replay_buffer()
+    assert type(buffer) is ReplayBuffer
+    buffer._sync_metadata_from_transfer_queue()  # verl's poll: both groups have finished
+    metrics: dict = {}
+    trainer._compute_old_log_prob(meta, metrics)
+    trainer._compute_advantage(meta, metrics)
+    # read once, by the reward-time worker; the pass (rollout_log_probs only) and verl's advantage step
+    # (old_log_probs with rm_scores) are verl's own reads
+    assert ("verl-focal-reward-time", ("rollout_log_probs", "response_mask")) in reads, reads
+    ours = [f for _, f in reads if "rm_scores" not in f and f != ("rollout_log_probs",)]
+    assert ours.count(("rollout_log_probs", "response_mask")) == 1
+    assert ("response_mask",) not in ours and not any("old_log_probs" in f for f in ours), reads
+    assert metrics["verl_focal/old_log_probs_reward_time"] == 1.0
+    assert metrics["verl_focal/old_log_probs_read_back"] == 0.0
+    assert metrics["verl_focal/reward_time_groups"] == len(BYPASS_GROUPS)
+    got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
+    adv = [t[0].item() for t in got["advantages"].unbind()]
+    assert adv == pytest.approx(_bypass_reference(meta, "mean", prefix="rt"), abs=1e-5)
+    assert trainer._focal_rt_lp == {}  # taken out by the step that used them
+    # as verl's replay buffer does when it samples the groups: no later poll sees them finished
+    transfer_queue.kv_clear(keys=[f"rt{u}" for u in BYPASS_GROUPS], partition_id="train")

@@ -95,7 +95,10 @@ class _CountingTokenizer:
         return getattr(self._tok, name)
 
 
-def test_prefetch_runs_in_the_background_and_the_step_reuses_its_rows(transfer_queue, composed_config, tokenizer):
+def test_prefetch_runs_in_the_background_and_the_step_reuses_its_rows(transfer_queue, composed_config, tokenizer,
+                                                                       monkeypatch):
+    import verl_focal.integration.cue_hook as cue_hook
+
     rows = _rows()
     meta, _ = _put(transfer_queue, tokenizer, rows, False, np.random.default_rng(6))
     trainer = _trainer(composed_config, tokenizer, ["algorithm.adv_estimator=cue_grpo"])
@@ -104,12 +107,18 @@ def test_prefetch_runs_in_the_background_and_the_step_reuses_its_rows(transfer_q
     trainer._focal_prefetch(meta)  # what _compute_old_log_prob does before verl's log-prob pass
     trainer._focal_prefetched[2].join()  # the old-log-prob pass would run here
     assert calls == [sum(1 for r in rows if r[2] > 0.5)]  # decoded in the background
+    partitioned = []
+    real_partition_rows = cue_hook.partition_rows
+    monkeypatch.setattr(cue_hook, "partition_rows",
+                        lambda *a, **k: partitioned.append(1) or real_partition_rows(*a, **k))
     metrics: dict = {}
     trainer._compute_advantage(meta, metrics)
     assert len(calls) == 1  # nothing decoded again
+    assert partitioned == []  # nor partitioned again: the background did it
     assert metrics["verl_focal/prefetched"] == 1.0
     assert 0.0 <= metrics["verl_focal/prefetch_wait_s"] < 0.5
-    # the cue signatures were extracted in the background too: the step only clustered them
+    # the cue signatures were extracted and clustered in the background; the step only took the labels
+    assert metrics["cue/partitioned_in_prefetch"] == 1.0
     assert metrics["cue/groups_prefetched"] == metrics["cue/groups_from_text"] > 0
     np.testing.assert_allclose(_advantages(transfer_queue, meta), _reference(rows, meta), atol=1e-5)
 

@@ -69,3 +69,79 @@ def test_prefetched_judge_requests_are_joined_at_advantage_time(transfer_queue, 
     got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
     adv = [t[0].item() for t in got["advantages"].unbind()]
     assert adv == pytest.approx(expected_advantages(JUDGE_CLUSTERS), abs=1e-5)
+
+
+def test_judge_requests_start_when_a_group_finishes_generating(transfer_queue, composed_config, judge_server):
+    """Reward time: verl's replay buffer polls TransferQueue for prompts that finished generating (their
+    rewards are computed before their rows are written); after each poll the hook sends the new groups'
+    requests, while other groups are still generating.  The batch later reaches the advantage step in
+    another order (verl's _balance_batch reorders it): the judge sees each group in session order, so the
+    pass-start prefetch and the advantage step make no second request."""
+    from verl.trainer.ppo.v1.trainer_base import ReplayBuffer
+    from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
+    import verl_focal.partition.judge  # noqa: F401  (registers the partitioner)
+    from verl_focal.integration.trainer import hooked_trainer_cls
+
+    uid_of = {"g0": "rt0", "g1": "rt1"}
+    for u in GOOD:
+        judge_server.script(f"rt_{uid_of[u]}", ("json", GOOD[u]))
+    tok = tokenizer()
+    trainer = object.__new__(hooked_trainer_cls("sync"))
+    trainer.tokenizer = tok
+    trainer.trainer_mode = "sync"
+    trainer.config = composed_config([
+        "algorithm.adv_estimator=cue_grpo", "algorithm.cue.partitioner=judge", "algorithm.cue.alpha=1.0",
+        "algorithm.cue.clip=null", f"algorithm.cue.judge.base_url={judge_server.base_url}",
+        "algorithm.cue.judge.model=judge-model", "algorithm.cue.judge.timeout_s=30",
+    ])
+    buffer = trainer._build_replay_buffer()  # verl's own, through the hook
+    assert type(buffer) is ReplayBuffer
+
+    def generate(group: str) -> list[str]:
+        """The agent loop's writes for one finished prompt: its rows, then the prompt's status."""
+        from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
+
+        uid, keys, fields = uid_of[group], [], []
+        for i, (g, text, correct) in enumerate(ROWS):
+            if g != group:
+                continue
+            ids = tok(text, add_special_tokens=False)["input_ids"]
+            field = AgentLoopOutput(
+                prompt_ids=[2], response_ids=ids, response_mask=[1] * len(ids), reward_score=float(correct),
+                num_turns=2, metrics=AgentLoopMetrics(), extra_fields={"reward_extra_info": {"acc": float(correct)}},
+            ).as_dict()
+            field.update({"uid": uid, "raw_prompt": [{"role": "user", "content": f"Solve x^2-3x+2=0. [[rt_{uid}]]"}]})
+            keys.append(f"{uid}_{i}_0")
+            fields.append(field)
+        transfer_queue.kv_batch_put(keys=keys, partition_id="train", fields=list_of_dict_to_tensordict(fields),
+                                    tags=[{"status": "success"}] * len(keys))
+        transfer_queue.kv_batch_put(keys=[uid], partition_id="train",
+                                    tags=[{"is_prompt": True, "status": "finished", "global_steps": 0}])
+        return keys
+
+    transfer_queue.kv_batch_put(keys=[uid_of["g1"]], partition_id="train",
+                                tags=[{"is_prompt": True, "status": "running", "global_steps": 0}])
+    keys = generate("g0")
+    buffer._sync_metadata_from_transfer_queue()  # verl's poll: g0 has finished, g1 is still generating
+    assert judge_server.wait_until(lambda j: len(j.requests_for("rt_rt0")) == 1)
+    assert judge_server.requests_for("rt_rt1") == []
+    keys += generate("g1")
+    buffer._sync_metadata_from_transfer_queue()
+    assert judge_server.wait_until(lambda j: len(j.requests_for("rt_rt1")) == 1)
+    buffer._sync_metadata_from_transfer_queue()  # nothing new finished: nothing sent again
+
+    from transfer_queue.metadata import KVBatchMeta
+
+    order = [5, 2, 0, 6, 3, 1, 4]  # the balanced batch's order
+    meta = KVBatchMeta(keys=[keys[i] for i in order], tags=[{} for _ in order], partition_id="train")
+    trainer._focal_prefetch(meta)  # what _compute_old_log_prob does first
+    metrics: dict = {}
+    trainer._compute_advantage(meta, metrics)
+    assert [len(judge_server.requests_for(f"rt_{u}")) for u in uid_of.values()] == [1, 1]
+    assert metrics["judge/fallback_rate"] == 0.0
+    assert metrics["verl_focal/reward_time_groups"] == 2.0
+    got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages"])
+    adv = [t[0].item() for t in got["advantages"].unbind()]
+    assert adv == pytest.approx([expected_advantages(JUDGE_CLUSTERS)[i] for i in order], abs=1e-5)
+    transfer_queue.kv_clear(keys=list(uid_of.values()), partition_id="train")  # as verl's sampling does

@@ -67,7 +67,8 @@ SEPARATED_CONTRACT: dict[str, tuple[str, ...]] = {
 # What verl-focal replaces in verl (everything else above it only calls):
 
 #: methods of verl's v1 ``PPOTrainer`` that ``FocalHookMixin`` (integration/trainer.py) overrides
-TRAINER_METHODS = ("__init__", "_compute_old_log_prob", "_compute_advantage", "_val_metrics_update")
+TRAINER_METHODS = ("__init__", "_build_replay_buffer", "_compute_old_log_prob", "_compute_advantage",
+                   "_val_metrics_update")
 
 #: module functions that the DataProto trainers' hook (``integration/dataproto_hook.py``) wraps, by module
 LEGACY_WRAPPED: dict[str, tuple[str, ...]] = {

@@ -2,7 +2,9 @@
 
 * :func:`cue_needs`: the per-row fields to fetch for a config (decoding every response
   costs real time, and with signatures from the reward workers it is never needed);
-* :func:`prefetch_cue`: start the judge's requests as soon as the step's rewards are known;
+* :func:`prefetch_cue`: start the judge's requests as soon as the step's rewards are known (the v1
+  hook runs it on each group when verl's replay buffer sees it finished, and again on the whole batch
+  at the old-log-prob pass; :func:`judges_at_reward_time`);
 * :func:`prepare_cue`: partition the correct rollouts of every mixed group (found by the
   ``acc`` reward extra) and leave the labels in ``ctx.cluster_labels`` for the estimator.
 
@@ -29,7 +31,19 @@ from verl_focal.partition.batch import (
 from verl_focal.partition.factory import partitioner_for
 from verl_focal.partition.signatures import SIG_KEY
 
-__all__ = ["CUE_NEEDS", "PREFETCHED_SIG", "cue_needs", "prefetch_cue", "prepare_cue"]
+__all__ = ["CUE_NEEDS", "PREFETCHED_LABELS", "PREFETCHED_SIG", "ROW_KEYS", "cue_needs", "judges_at_reward_time",
+           "prefetch_cue", "prepare_cue"]
+
+#: ``AdvantageContext.extras`` key: the cluster labels :func:`prefetch_cue` computed in the background (−1: not
+#: partitioned); :func:`prepare_cue` hands them over.  Valid for exactly the context's rows: a hook that selects
+#: a subset of the rows (multi-output agent sessions) drops them first
+PREFETCHED_LABELS = "cue:prefetched_labels"
+
+#: ``AdvantageContext.extras`` key: each row's TransferQueue key (``{uid}_{session}_{index}``, set by the v1
+#: hook).  The judge sees a group's solutions in session order, however the batch was ordered (verl's
+#: ``_balance_batch`` reorders it), so a request sent when the group's rewards were known is the same
+#: request (same cache key) as the advantage step's: it joins it or finds its answer cached.
+ROW_KEYS = "verl_focal:row_keys"
 
 #: ``AdvantageContext.extras`` key: cue signatures that :func:`prefetch_cue` extracted from the text
 #: of the rows to partition (None elsewhere); :func:`prepare_cue` only clusters them
@@ -51,6 +65,30 @@ def cue_needs(settings: AlgorithmSettings) -> frozenset[str]:
     return CUE_NEEDS
 
 
+def judges_at_reward_time(settings: AlgorithmSettings) -> bool:
+    """Whether this config's prefetch is worth running on each group as soon as its rewards are
+    known: the judge's requests, whose answers outlive the context (in flight or cached)."""
+    cue = getattr(settings, "cue", None)
+    return cue is not None and cue.partitioner == "judge" and cue.uniform_boost == 1.0
+
+
+def _session_sort_key(key: str) -> tuple:
+    uid, _, rest = str(key).partition("_")
+    session, _, index = rest.partition("_")
+    try:
+        return (uid, int(session), int(index or 0), "")
+    except ValueError:  # not verl's key layout: plain string order
+        return (uid, -1, -1, str(key))
+
+
+def _judge_order(ctx: AdvantageContext, settings: AlgorithmSettings) -> np.ndarray | None:
+    """The rows in session order (see :data:`ROW_KEYS`) for the judge, or None (keep batch order)."""
+    keys = ctx.extras.get(ROW_KEYS)
+    if keys is None or settings.cue.partitioner != "judge":
+        return None
+    return np.asarray(sorted(range(len(keys)), key=lambda i: _session_sort_key(keys[i])), dtype=np.int64)
+
+
 def _rows_by_acc(ctx: AdvantageContext) -> tuple[np.ndarray, np.ndarray]:
     """Group ids and the rows to partition, judged by ``acc`` (rows without it count as absent)."""
     gid_t, n_groups = group_ids(ctx.uids)
@@ -68,13 +106,20 @@ def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     * judge: send the requests; :func:`prepare_cue` later sends the same groups and joins the
       requests still in flight, or finds the answers cached;
     * a partitioner that clusters signatures it extracts from text (``strategy_cue``): extract the
-      cue signatures of the rows to partition now (:data:`PREFETCHED_SIG`), so that only the
-      clustering is left for the advantage step.  Rows whose reward-side ``cue_sig`` will be used are
-      not read.
+      cue signatures of the rows to partition now (:data:`PREFETCHED_SIG`; rows whose reward-side
+      ``cue_sig`` will be used are not read), then partition every group, as :func:`prepare_cue`
+      would, into :data:`PREFETCHED_LABELS` (metric ``cue/partitioned_in_prefetch``): the advantage
+      step only hands the labels over.  If that partition fails, :func:`prepare_cue` partitions
+      again (and reports the failure there).
     """
     cue = settings.cue
-    if cue.uniform_boost != 1.0 or ctx.acc is None or ctx.responses is None:
+    if cue.uniform_boost != 1.0 or ctx.acc is None:
         return
+    if ctx.responses is None and cue.partitioner == "judge":
+        return
+    order = _judge_order(ctx, settings)
+    if order is not None:
+        ctx = ctx.select(order)
     part = partitioner_for(cue)
     gid, rows = _rows_by_acc(ctx)
     groups = row_groups(gid, np.flatnonzero(rows))
@@ -89,13 +134,23 @@ def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     if not hasattr(part, "signatures"):
         return
     reward_sigs = ctx.extras.get(SIG_KEY)
-    out = np.full(len(ctx), None, dtype=object)
-    for g in groups:
-        g_sigs = None if reward_sigs is None else [reward_sigs[i] for i in g]
-        if group_source(part, cue, g_sigs, True) != "text":
-            continue  # clustered from the reward's signatures, or not from text at all
-        out[g] = part.signatures([ctx.responses[i] for i in g])
-    ctx.extras[PREFETCHED_SIG] = out
+    out = None
+    if ctx.responses is not None:
+        out = np.full(len(ctx), None, dtype=object)
+        for g in groups:
+            g_sigs = None if reward_sigs is None else [reward_sigs[i] for i in g]
+            if group_source(part, cue, g_sigs, True) != "text":
+                continue  # clustered from the reward's signatures, or not from text at all
+            out[g] = part.signatures([ctx.responses[i] for i in g])
+        ctx.extras[PREFETCHED_SIG] = out
+    try:
+        labels, metrics = partition_rows(part, cue, gid, rows, ctx.responses, ctx.problems, reward_sigs,
+                                         prefetched=out)
+    except Exception:  # noqa: BLE001 - prepare_cue partitions again and raises in the step
+        return
+    ctx.extras[PREFETCHED_LABELS] = labels
+    ctx.metrics.update(metrics)
+    ctx.metrics["cue/partitioned_in_prefetch"] = 1.0
 
 
 def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
@@ -106,10 +161,20 @@ def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     cue = settings.cue
     if cue.uniform_boost != 1.0 or ctx.acc is None:
         return
-    gid, rows = _rows_by_acc(ctx)
+    done = ctx.extras.get(PREFETCHED_LABELS)
+    if done is not None:  # partitioned in the background by prefetch_cue, on these very rows
+        ctx.cluster_labels = np.asarray(done, dtype=np.int64)
+        return
+    order = _judge_order(ctx, settings)
+    view = ctx if order is None else ctx.select(order)
+    gid, rows = _rows_by_acc(view)
     labels, metrics = partition_rows(
-        partitioner_for(cue), cue, gid, rows, ctx.responses, ctx.problems, ctx.extras.get(SIG_KEY),
-        prefetched=ctx.extras.get(PREFETCHED_SIG),
+        partitioner_for(cue), cue, gid, rows, view.responses, view.problems, view.extras.get(SIG_KEY),
+        prefetched=view.extras.get(PREFETCHED_SIG),
     )
+    if order is not None:  # back to batch order
+        back = np.empty_like(labels)
+        back[order] = labels
+        labels = back
     ctx.cluster_labels = labels
     ctx.metrics.update(metrics)

@@ -38,10 +38,13 @@ from omegaconf import open_dict
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 
 from verl_focal.integration.context import AdvantageContext, LazyTexts, text_metrics
+from verl_focal.integration.cue_hook import PREFETCHED_LABELS, ROW_KEYS, judges_at_reward_time
 from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.registration import get_spec
 from verl_focal.integration.rows import (
+    OLD_LOG_PROB_SUM,
+    OLD_LOG_PROB_TOKENS,
     OLD_LOG_PROBS,
     SIGNATURE_EXTRA,
     as_list,
@@ -73,17 +76,25 @@ class _LogProbTap:
     sequence log-prob and token count (:func:`~verl_focal.integration.rows.sequence_log_prob_columns`),
     with the ``response_mask`` that the same pass reads, in a background thread started at that write:
     it runs while verl finishes the pass (padding, the entropy metric) and any later pass, and the
-    advantage step joins it (:meth:`columns`) instead of reading the log-probs back.  In verl's bypass
-    mode the pass reads no ``response_mask``; :meth:`columns` is then None and the hook reads the
-    columns back as before.
+    advantage step joins it (:meth:`columns`) instead of reading the log-probs back.
+
+    In verl's bypass mode (``algorithm.rollout_correction.bypass_mode=true``) the pass only reads
+    ``rollout_log_probs`` and writes them back as ``old_log_probs``: it reads no ``response_mask``.
+    The thread started at that write then reads ``response_mask`` itself (tool-response tokens of a
+    multi-turn row are 0 there, so the row lengths alone would not do), after verl's write has gone
+    out, while verl runs its later passes (docs/methods.md §10).
     """
 
-    def __init__(self, real: Any) -> None:
+    def __init__(self, real: Any, lookup: Any = None) -> None:
         self.real = real
+        #: bypass mode: ``lookup(keys)`` gives the columns reduced at reward time (None when some are missing)
+        self.lookup = lookup
+        self.from_reward_time = False
         self._mask = None
         self._thread: threading.Thread | None = None
         self._result: dict[str, np.ndarray] | None = None
         self._error: Exception | None = None
+        self.wait_s = 0.0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
@@ -99,19 +110,38 @@ class _LogProbTap:
 
     def kv_batch_put(self, *args: Any, **kwargs: Any):
         fields = kwargs.get("fields", args[2] if len(args) > 2 else None)
+        log_probs = None
         try:
-            if fields is not None and "old_log_probs" in fields.keys() and self._mask is not None:
-                self._start(fields["old_log_probs"], self._mask)
-        except Exception:  # noqa: BLE001
+            if fields is not None and "old_log_probs" in fields.keys() and self._thread is None:
+                log_probs = fields["old_log_probs"]
+        except Exception:  # noqa: BLE001 - not a TensorDict: nothing to reduce
             pass
-        return self.real.kv_batch_put(*args, **kwargs)
+        if log_probs is not None and self._mask is not None:  # verl's own pass: it read the mask
+            self._start(log_probs, self._mask)
+            return self.real.kv_batch_put(*args, **kwargs)
+        out = self.real.kv_batch_put(*args, **kwargs)
+        if log_probs is not None:  # bypass mode: the thread reads the mask, after verl's write
+            keys = kwargs.get("keys", args[0] if args else None)
+            partition_id = kwargs.get("partition_id", args[1] if len(args) > 1 else None)
+            if keys is not None and partition_id is not None:
+                self._start(log_probs, None, (list(keys), partition_id))
+        return out
 
-    def _start(self, log_probs: Any, mask: Any) -> None:
+    def _start(self, log_probs: Any, mask: Any, read_mask: tuple[list, Any] | None = None) -> None:
         self._mask = None  # the thread holds the tensors until it is done, nothing else here
 
         def work() -> None:
             try:
-                self._result = sequence_log_prob_columns(log_probs, mask)
+                m = mask
+                if read_mask is not None:
+                    keys, partition_id = read_mask
+                    done = self.lookup(keys) if self.lookup is not None else None
+                    if done is not None:  # reduced from the rollout's log-probs as the groups finished
+                        self._result, self.from_reward_time = done, True
+                        return
+                    m = self.real.kv_batch_get(keys=keys, partition_id=partition_id,
+                                               select_fields=["response_mask"])["response_mask"]
+                self._result = sequence_log_prob_columns(log_probs, m)
             except Exception as e:  # noqa: BLE001 - an optimisation: the hook reads them back instead
                 self._error = e
 
@@ -123,14 +153,31 @@ class _LogProbTap:
         return self._thread is not None
 
     def columns(self) -> dict[str, np.ndarray] | None:
+        """The reduced columns (None when nothing was started or the reduction failed); the time
+        this blocked is in :attr:`wait_s`."""
         if self._thread is None:
             return None
+        t0 = time.perf_counter()
         self._thread.join()
+        self.wait_s = time.perf_counter() - t0
         if self._error is not None:
             logger.warning("verl-focal: could not reduce old_log_probs in the pass (%s); reading them back",
                            self._error)
             return None
         return self._result
+
+
+#: rows whose reward-time log-prob columns are kept at most (bypass mode; ~100 bytes each)
+_RT_LP_MAX = 1 << 20
+#: the longest the old-log-prob pass's thread waits for the reward-time worker before reading the mask itself
+_RT_WAIT_S = 10.0
+
+
+class _Rows:
+    """The two fields of verl's ``KVBatchMeta`` that :meth:`FocalHookMixin._focal_fetch_context` reads."""
+
+    def __init__(self, keys: list[str], partition_id: str) -> None:
+        self.keys, self.partition_id = keys, partition_id
 
 
 class FocalHookMixin:
@@ -179,9 +226,14 @@ class FocalHookMixin:
         del data
         old_lp = None
         read_back = False
+        old_lp_wait = 0.0
+        old_lp_reward_time = False
         tapped = getattr(self, "_focal_old_lp", None)
         if OLD_LOG_PROBS in needs and tapped is not None and tapped[:2] == (tuple(batch.keys), batch.partition_id):
             old_lp = tapped[2].columns()  # reduced since verl's old-log-prob pass wrote them: nothing to read back
+            old_lp_wait = tapped[2].wait_s
+            if tapped[2].from_reward_time:
+                old_lp_reward_time = True
         if OLD_LOG_PROBS in needs and old_lp is None:
             read_back = True  # written by _compute_old_log_prob: fetched at advantage time, never in prefetch
             try:
@@ -197,8 +249,11 @@ class FocalHookMixin:
         ctx.metrics["verl_focal/fetch_s"] = time.perf_counter() - t0
         if OLD_LOG_PROBS in needs:
             ctx.metrics["verl_focal/old_log_probs_read_back"] = float(read_back)
+            ctx.metrics["verl_focal/old_log_probs_wait_s"] = old_lp_wait
+            ctx.metrics["verl_focal/old_log_probs_reward_time"] = float(old_lp_reward_time and not read_back)
         if "responses" in needs:
             keys, partition_id = list(batch.keys), batch.partition_id
+            ctx.extras[ROW_KEYS] = np.asarray(keys, dtype=object)  # the judge's session order (cue_hook.py)
 
             def fetch_ids(rows: np.ndarray) -> list:
                 got = tq.kv_batch_get(keys=[keys[i] for i in rows.tolist()], partition_id=partition_id,
@@ -217,6 +272,119 @@ class FocalHookMixin:
         if dec is None or dec.tokenizer is not self.tokenizer:
             dec = self._focal_batch_decoder = BatchDecoder(self.tokenizer)
         return dec
+
+    # -- overlap: the judge's requests as soon as a group's rewards are known ---
+    def _build_replay_buffer(self):
+        buffer = super()._build_replay_buffer()
+        self._focal_watch(buffer)
+        return buffer
+
+    def _focal_bypass(self) -> bool:
+        rc = self.config.algorithm.get("rollout_correction", None)
+        return bool(rc and rc.get("bypass_mode", False))
+
+    def _focal_watch(self, buffer) -> None:
+        """After each poll of verl's replay buffer (its view of which prompts have finished generating,
+        rewards included), hand the train groups that finished since the last poll to
+        :meth:`_focal_groups_finished`: for a judge config (their requests), and for ``unlikely_grpo`` in
+        verl's bypass mode (their rollout log-probs, which that mode's pass copies to ``old_log_probs``,
+        are reduced per row there and then).  A replay buffer without that poll (a custom sampler) is
+        left alone: the work then starts at the old-log-prob pass."""
+        spec = get_spec(self.config.algorithm.adv_estimator)
+        if spec is None:
+            return
+        step = AdvantageStep(spec, self.config.algorithm)
+        judge = spec.prefetch is not None and judges_at_reward_time(step.settings)
+        reduce_lp = OLD_LOG_PROBS in step.needs and self._focal_bypass()
+        sync = getattr(buffer, "_sync_metadata_from_transfer_queue", None)
+        if not (judge or reduce_lp) or sync is None or not hasattr(buffer, "finished_keys"):
+            return
+        self._focal_seen_finished: set[str] = set()
+        self._focal_early_lock = threading.Condition()
+        self._focal_early_groups = self._focal_early_failed = 0  # counted by the worker, reported per step
+        self._focal_early_pending = 0  # batches queued and not yet done
+        self._focal_rt_lp: dict[str, tuple[float, float]] = {}  # key -> (Σ log-prob, tokens), bypass mode
+        self._focal_early_jobs = (judge, reduce_lp)
+
+        @functools.wraps(sync)
+        def synced(*args: Any, **kwargs: Any):
+            out = sync(*args, **kwargs)
+            try:
+                finished = set(buffer.finished_keys.get("train", ()))
+                new = finished - self._focal_seen_finished
+                self._focal_seen_finished = finished  # a sampled group leaves the set: it stays bounded
+                if new:
+                    keys = [k for k, tag in buffer.partitions.get("train", {}).items()
+                            if k.split("_", 1)[0] in new and tag.get("status", "success") == "success"]
+                    if keys:
+                        self._focal_groups_finished(keys, step)
+            except Exception as e:  # noqa: BLE001 - an optimisation: the pass-start prefetch still runs
+                logger.warning("verl-focal: could not read the replay buffer's finished groups: %s", e)
+            return out
+
+        buffer._sync_metadata_from_transfer_queue = synced
+
+    def _focal_groups_finished(self, keys: list[str], step: AdvantageStep) -> None:
+        """Run the estimator's prefetch on these rows (whole groups whose rewards are in TransferQueue)
+        in a background thread, in arrival order, while the rollout of other groups goes on."""
+        import queue
+
+        q = getattr(self, "_focal_early_queue", None)
+        if q is None:
+            q = self._focal_early_queue = queue.SimpleQueue()
+
+            def work() -> None:
+                while True:
+                    item = q.get()
+                    if item is None:
+                        return
+                    rows, st = item
+                    judge, reduce_lp = self._focal_early_jobs
+                    try:
+                        if judge:
+                            meta = _Rows(list(rows), "train")
+                            st.prefetch(self._focal_fetch_context(meta, st.needs, st.settings.focal.acc_key))
+                        if reduce_lp:
+                            got = tq.kv_batch_get(keys=list(rows), partition_id="train",
+                                                  select_fields=["rollout_log_probs", "response_mask"])
+                            cols = sequence_log_prob_columns(got["rollout_log_probs"], got["response_mask"])
+                            del got
+                            with self._focal_early_lock:
+                                lp = self._focal_rt_lp
+                                lp.update(zip(rows, zip(cols[OLD_LOG_PROB_SUM].tolist(),
+                                                        cols[OLD_LOG_PROB_TOKENS].tolist())))
+                                while len(lp) > _RT_LP_MAX:  # groups evicted before any step used them
+                                    lp.pop(next(iter(lp)))
+                        with self._focal_early_lock:
+                            self._focal_early_groups += len({k.split("_", 1)[0] for k in rows})
+                    except Exception as e:  # noqa: BLE001 - the old-log-prob pass does the work instead
+                        logger.warning("verl-focal: reward-time prefetch failed: %s", e)
+                        with self._focal_early_lock:
+                            self._focal_early_failed += 1
+                    finally:
+                        with self._focal_early_lock:
+                            self._focal_early_pending -= 1
+                            self._focal_early_lock.notify_all()
+
+            threading.Thread(target=work, name="verl-focal-reward-time", daemon=True).start()
+        with self._focal_early_lock:
+            self._focal_early_pending += 1
+        q.put((list(keys), step))
+
+    def _focal_rt_columns(self, keys: list[str]) -> dict[str, np.ndarray] | None:
+        """The per-row log-prob columns reduced at reward time for exactly ``keys`` (taken out), waiting
+        (at most ``_RT_WAIT_S``) while the reward-time worker still has work; None when any key is missing."""
+        lock = getattr(self, "_focal_early_lock", None)
+        if lock is None or not self._focal_early_jobs[1]:
+            return None
+        lp = self._focal_rt_lp
+        with lock:  # until these rows are reduced, or the worker has nothing left to do
+            if not lock.wait_for(lambda: self._focal_early_pending == 0 or all(k in lp for k in keys),
+                                 timeout=_RT_WAIT_S) or not all(k in lp for k in keys):
+                return None
+            got = [lp.pop(k) for k in keys]
+        return {OLD_LOG_PROB_SUM: np.array([g[0] for g in got], dtype=np.float64),
+                OLD_LOG_PROB_TOKENS: np.array([g[1] for g in got], dtype=np.float64)}
 
     # -- overlap: start slow group-level work before the old-log-prob pass -----
     def _focal_prefetch(self, batch) -> None:
@@ -260,7 +428,7 @@ class FocalHookMixin:
         # instead of reading them back from TransferQueue at advantage time (docs/methods.md §10)
         from verl.trainer.ppo.v1 import trainer_base
 
-        tap = _LogProbTap(trainer_base.tq)
+        tap = _LogProbTap(trainer_base.tq, lookup=self._focal_rt_columns)
         trainer_base.tq = tap
         try:
             out = super()._compute_old_log_prob(batch, metrics)
@@ -288,10 +456,13 @@ class FocalHookMixin:
                 if same and "error" not in box:
                     ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
                     # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
+                    # (the partition metrics of a partition done in the prefetch are kept: cue_hook.py)
                     ctx.metrics = {
                         "verl_focal/prefetched": 1.0,
                         "verl_focal/prefetch_wait_s": wait,
                         "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
+                        **({k: v for k, v in ctx.metrics.items() if k.startswith("cue/")}
+                           if PREFETCHED_LABELS in ctx.extras else {}),
                     }
                     return step, ctx
                 if same:
@@ -309,11 +480,21 @@ class FocalHookMixin:
         step, ctx = self._focal_context_for(batch, spec)
         finals = session_finals(batch.keys)
         if finals is not None:  # multi-output agent sessions: the final-output rule (integration/sessions.py)
+            if ctx.extras.pop(PREFETCHED_LABELS, None) is not None:  # partitioned over all outputs: again
+                ctx.metrics = {k: v for k, v in ctx.metrics.items() if not k.startswith("cue/")}
             ctx = ctx.select(finals[0])
         failed = getattr(self, "_focal_prefetch_failed", 0)
         if failed:
             ctx.metrics["verl_focal/prefetch_failed"] = float(failed)
             self._focal_prefetch_failed = 0
+        lock = getattr(self, "_focal_early_lock", None)
+        if lock is not None:  # groups whose prefetch ran at reward time since the last step
+            with lock:
+                early, early_failed = self._focal_early_groups, self._focal_early_failed
+                self._focal_early_groups = self._focal_early_failed = 0
+            ctx.metrics["verl_focal/reward_time_groups"] = float(early)
+            if early_failed:
+                ctx.metrics["verl_focal/reward_time_prefetch_failed"] = float(early_failed)
         out = step.run(ctx, functools.partial(super()._compute_advantage, batch, metrics))
         metrics.update(ctx.metrics)
         metrics.update(text_metrics(ctx))
