@@ -105,7 +105,7 @@ def test_prefetch_runs_in_the_background_and_the_step_reuses_its_rows(transfer_q
     calls = []
     trainer.tokenizer = _CountingTokenizer(tokenizer, calls)
     trainer._focal_prefetch(meta)  # what _compute_old_log_prob does before verl's log-prob pass
-    trainer._focal_prefetched[2].join()  # the old-log-prob pass would run here
+    trainer._focal_prefetched.wait()  # the old-log-prob pass would run here
     assert calls == [sum(1 for r in rows if r[2] > 0.5)]  # decoded in the background
     partitioned = []
     real_partition_rows = cue_hook.partition_rows

@@ -153,8 +153,7 @@ def wrap_compute_advantage(orig: Callable, tokenizer: Callable[[], Any], source:
         ctx, step, failed = None, None, False
         pending = _take_prefetch(_TRAINER.get())
         if pending is not None:
-            ctx, failed = pending.join(_row_key(data.non_tensor_batch), spec.name)
-            step = pending.step if ctx is not None else None
+            step, ctx, failed = pending.join(_row_key(data.non_tensor_batch), spec.name)
         if step is None:
             algo = kwargs.get("config")
             step = AdvantageStep(spec, algo if algo is not None else {})

@@ -41,6 +41,8 @@ from verl_focal.integration.context import AdvantageContext, LazyTexts, text_met
 from verl_focal.integration.cue_hook import PREFETCHED_LABELS, ROW_KEYS, judges_at_reward_time
 from verl_focal.integration.decode import BatchDecoder
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
+from verl_focal.integration.post_import import is_hooked
+from verl_focal.integration.prefetch import BackgroundPrefetch
 from verl_focal.integration.registration import get_spec
 from verl_focal.integration.rows import (
     OLD_LOG_PROB_SUM,
@@ -401,27 +403,19 @@ class FocalHookMixin:
         if spec is None:
             return
         step = AdvantageStep(spec, self.config.algorithm)  # the step's one parse of the algorithm config
-        box: dict[str, Any] = {}
-        thread = None
+        build = None
         if spec.prefetch is not None:
 
-            def work() -> None:
-                try:
-                    ctx = self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
-                    step.prefetch(ctx)
-                    box["ctx"] = ctx
-                except Exception as e:  # noqa: BLE001 - prefetching is an optimisation, never a failure
-                    box["error"] = e
+            def build() -> AdvantageContext:
+                return self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
 
-            thread = threading.Thread(target=work, name="verl-focal-prefetch", daemon=True)
-            thread.start()
-        self._focal_prefetched = (tuple(batch.keys), batch.partition_id, thread, box, step)
+        self._focal_prefetched = BackgroundPrefetch(step, (tuple(batch.keys), batch.partition_id), build)
 
     def _compute_old_log_prob(self, batch, metrics: dict):
         self._focal_prefetch(batch)
         self._focal_old_lp = None
-        cached = getattr(self, "_focal_prefetched", None)
-        step = cached[4] if cached is not None else None
+        pending = getattr(self, "_focal_prefetched", None)
+        step = pending.step if pending is not None else None
         if step is None or OLD_LOG_PROBS not in step.needs:
             return super()._compute_old_log_prob(batch, metrics)
         # unlikely_grpo: reduce old_log_probs to one number per row where verl's pass writes them,
@@ -441,34 +435,15 @@ class FocalHookMixin:
     def _focal_context_for(self, batch, spec) -> tuple[AdvantageStep, AdvantageContext]:
         """The step (parsed at the old-log-prob pass when it ran for these rows) and its context:
         the prefetched one when the background fetch succeeded for these rows, else fetched now."""
-        cached = getattr(self, "_focal_prefetched", None)
+        pending = getattr(self, "_focal_prefetched", None)
         self._focal_prefetched = None
-        step = None
-        if cached is not None:
-            keys, partition_id, thread, box, cached_step = cached
-            same = (keys, partition_id, cached_step.spec.name) == (tuple(batch.keys), batch.partition_id, spec.name)
-            if same:
-                step = cached_step  # its parsed settings are reused in any case
-            if thread is not None:
-                t0 = time.perf_counter()
-                thread.join()  # for another batch's prefetch too: let it finish before starting over
-                wait = time.perf_counter() - t0
-                if same and "error" not in box:
-                    ctx = box["ctx"]  # same rows: reuse what prefetch fetched and decoded
-                    # keep the fetch timing (spent during the old-log-prob pass); drop what prefetch logged
-                    # (the partition metrics of a partition done in the prefetch are kept: cue_hook.py)
-                    ctx.metrics = {
-                        "verl_focal/prefetched": 1.0,
-                        "verl_focal/prefetch_wait_s": wait,
-                        "verl_focal/fetch_s": ctx.metrics.get("verl_focal/fetch_s", 0.0),
-                        **({k: v for k, v in ctx.metrics.items() if k.startswith("cue/")}
-                           if PREFETCHED_LABELS in ctx.extras else {}),
-                    }
-                    return step, ctx
-                if same:
-                    logger.warning("verl-focal: prefetch for %s failed, prepare will do the work: %s", spec.name,
-                                   box["error"])
-                    self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
+        step = ctx = None
+        if pending is not None:
+            step, ctx, failed = pending.join((tuple(batch.keys), batch.partition_id), spec.name)
+            if failed:
+                self._focal_prefetch_failed = getattr(self, "_focal_prefetch_failed", 0) + 1
+            if ctx is not None:
+                return step, ctx
         if step is None:
             step = AdvantageStep(spec, self.config.algorithm)
         return step, self._focal_fetch_context(batch, step.needs, step.settings.focal.acc_key)
@@ -545,7 +520,7 @@ def _install_session_rule() -> None:
     from verl.trainer.ppo.v1 import trainer_base, utils
 
     fn = trainer_base.compute_advantage_for_multi_trajectories
-    if not getattr(fn, "_verl_focal_hook", False):
+    if not is_hooked(fn):
         trainer_base.compute_advantage_for_multi_trajectories = wrap_multi_trajectories(
             fn, lambda: utils.compute_advantage
         )
