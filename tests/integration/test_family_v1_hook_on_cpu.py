@@ -16,6 +16,20 @@ import verl  # noqa: F401
 from _reference_family import passk_rows_reference, unlikely_rows_reference
 
 
+def _spy_on_reads(monkeypatch) -> list[tuple]:
+    """The ``select_fields`` of every TransferQueue read the hook makes from now on (the list grows)."""
+    import verl_focal.integration.trainer as hook
+
+    reads: list[tuple] = []
+    real_get = hook.tq.kv_batch_get
+
+    def spy(*args, **kwargs):
+        reads.append(tuple(kwargs.get("select_fields") or ()))
+        return real_get(*args, **kwargs)
+
+    monkeypatch.setattr(hook.tq, "kv_batch_get", spy)
+    return reads
+
 def _put(tq, partition, groups, rng, with_old_log_probs=True):
     """groups: {uid: [(n_tokens, reward, acc, [token log-probs]), ...]} -> KVBatchMeta (shuffled keys)."""
     from tensordict import TensorDict
@@ -162,7 +176,6 @@ def test_unlikely_grpo_reads_no_log_probs_back_after_verls_old_log_prob_pass(
 ):
     """verl's real _compute_old_log_prob runs (only the worker group is faked); the hook reduces what it
     writes to one number per row, and the advantage step reads no old_log_probs back."""
-    import verl_focal.integration.trainer as hook
 
     meta = _put(transfer_queue, "train", GROUPS, np.random.default_rng(3), with_old_log_probs=False)
     lookup = {f"{u}_{s}_0": row[3] for u, rows in GROUPS.items() for s, row in enumerate(rows)}
@@ -170,14 +183,7 @@ def test_unlikely_grpo_reads_no_log_probs_back_after_verls_old_log_prob_pass(
                                          f"algorithm.unlikely.likelihood={likelihood}",
                                          "actor_rollout_ref.rollout.calculate_log_probs=false"])
     trainer.actor_rollout_wg = _ActorWorkerGroup(transfer_queue, lookup)
-    reads = []
-    real_get = hook.tq.kv_batch_get
-
-    def spy(*args, **kwargs):
-        reads.append(tuple(kwargs.get("select_fields") or ()))
-        return real_get(*args, **kwargs)
-
-    monkeypatch.setattr(hook.tq, "kv_batch_get", spy)
+    reads = _spy_on_reads(monkeypatch)
     metrics: dict = {}
     trainer._compute_old_log_prob(meta, metrics)  # verl's pass, with the tap
     assert "actor/entropy" in metrics  # verl's own body ran
@@ -243,7 +249,6 @@ def test_unlikely_grpo_in_bypass_mode_reads_no_log_probs_back(transfer_queue, co
     """verl's real _compute_old_log_prob in bypass mode copies the rollout's log-probs to old_log_probs and
     reads no response_mask; the hook's tap reduces them in a thread that reads the mask itself.  The
     advantages equal the read-back path's and the independent reference over the masked tokens."""
-    import verl_focal.integration.trainer as hook
 
     meta = _put_rollouts_with_log_probs(transfer_queue, "train", np.random.default_rng(4))
     trainer = _trainer(composed_config, ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.5",
@@ -251,14 +256,7 @@ def test_unlikely_grpo_in_bypass_mode_reads_no_log_probs_back(transfer_queue, co
                                          "actor_rollout_ref.rollout.calculate_log_probs=true",
                                          "algorithm.rollout_correction.bypass_mode=true"])
     trainer.actor_rollout_wg = None  # bypass mode calls no worker group
-    reads = []
-    real_get = hook.tq.kv_batch_get
-
-    def spy(*args, **kwargs):
-        reads.append(tuple(kwargs.get("select_fields") or ()))
-        return real_get(*args, **kwargs)
-
-    monkeypatch.setattr(hook.tq, "kv_batch_get", spy)
+    reads = _spy_on_reads(monkeypatch)
     metrics: dict = {}
     trainer._compute_old_log_prob(meta, metrics)
     assert reads[0] == ("rollout_log_probs",)  # verl's bypass branch ran

@@ -19,15 +19,15 @@ from fractions import Fraction
 import regex
 
 from verl_focal.grading.numeric import Number, parse_number
+from verl_focal.grading.units import DEGREE_MARK
 
 __all__ = ["sexagesimal_degrees"]
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
 _UNSIGNED = r"(?:\d+(?:\.\d*)?|\.\d+)"
 _GAP = r"(?:\s|\\[,;:! ]|~)*"
-_DEGREE = r"(?:\^\s*\\circ|\\circ|°|\\degree)"
 _ANGLE = regex.compile(
-    rf"^{_GAP}(?P<d>{_NUM}){_GAP}{_DEGREE}"
+    rf"^{_GAP}(?P<d>{_NUM}){_GAP}{DEGREE_MARK}"
     rf"(?:{_GAP}(?P<m>{_UNSIGNED}){_GAP}'(?!'))?"
     rf"(?:{_GAP}(?P<s>{_UNSIGNED}){_GAP}(?:''|\"))?{_GAP}$"
 )

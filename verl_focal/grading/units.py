@@ -41,12 +41,13 @@ _OTHER = ("min", "h", "hr", "hrs", "yr", "yrs", "d", "atm", "Torr", "torr", "mmH
 UNIT_WORDS = frozenset({p + b for p in _PREFIXES for b in _SI} | set(_OTHER))
 
 _MARKUP = r"\\(?:text|mathrm|textrm|mbox|rm|operatorname|textnormal|textup|mathit)\s*\{(?:[^{}]|\{[^{}]*\})*\}"
-_DEGREE = r"(?:\^\s*\\circ|\^\s*\{\s*\\circ\s*\}|\\circ|°|\\degree)"
+#: a degree mark: ``^\circ``, ``^{\circ}``, ``\circ``, ``°``, ``\degree``
+DEGREE_MARK = r"(?:\^\s*\\circ|\^\s*\{\s*\\circ\s*\}|\\circ|°|\\degree)"
 _ARC = r"(?:'{1,2}|\^\s*\{?\s*\\prime(?:\s*\\prime)?\s*\}?)"
 _SCRIPT = r"(?:\^\s*(?:\{\s*[+-]?\s*\d+\s*\}|[+-]?\d))"
 _GREEK_UNIT = r"(?:\\mu|\\Omega|\\AA|\\ohm)"
 _ATOM_END = regex.compile(
-    rf"(?:{_MARKUP}{_SCRIPT}?|{_DEGREE}|(?<=[\d.}}]\s*){_ARC}|{_GREEK_UNIT}[A-Za-z]*{_SCRIPT}?|(?<![A-Za-z\\])([A-Za-z]+){_SCRIPT}?)$"
+    rf"(?:{_MARKUP}{_SCRIPT}?|{DEGREE_MARK}|(?<=[\d.}}]\s*){_ARC}|{_GREEK_UNIT}[A-Za-z]*{_SCRIPT}?|(?<![A-Za-z\\])([A-Za-z]+){_SCRIPT}?)$"
 )
 _SEP_END = regex.compile(r"(?:\s+|\\[,;:! ]|~|/|\\cdot|\*)$")
 _SPACE_BEFORE = regex.compile(r"(?:\s|\\[,;:! ]|~)$")
@@ -91,7 +92,7 @@ def split_quantity(text: str) -> tuple[Number, str | None] | None:
     return None
 
 
-_MARKUP_ATOM_END = regex.compile(rf"(?:{_GREEK_UNIT}?{_MARKUP}{_SCRIPT}?|{_DEGREE})$")
+_MARKUP_ATOM_END = regex.compile(rf"(?:{_GREEK_UNIT}?{_MARKUP}{_SCRIPT}?|{DEGREE_MARK})$")
 
 
 def split_marked_unit(text: str) -> tuple[str, str] | None:
