@@ -37,6 +37,7 @@ import transfer_queue as tq
 from omegaconf import open_dict
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer, get_trainer_cls, register_trainer
 
+from verl_focal.config.schema import parse_settings
 from verl_focal.integration.context import AdvantageContext, LazyTexts, text_metrics
 from verl_focal.integration.cue_hook import PREFETCHED_LABELS, ROW_KEYS, judges_at_reward_time
 from verl_focal.integration.decode import BatchDecoder
@@ -63,12 +64,6 @@ from verl_focal.integration.step import AdvantageStep
 logger = logging.getLogger(__name__)
 
 __all__ = ["FocalHookMixin", "hooked_trainer_cls", "HOOKED_MODES"]
-
-
-
-def _acc_key(algorithm_config: Any) -> str:
-    focal = algorithm_config.get("focal", None) or {}
-    return focal.get("acc_key", "acc") if hasattr(focal, "get") else "acc"
 
 
 class _LogProbTap:
@@ -214,7 +209,7 @@ class FocalHookMixin:
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=fields)
         uids = as_list(data["uid"])
         infos = [reward_extra_info_of(x) for x in as_list(data["extra_fields"])]
-        acc_key = acc_key or _acc_key(self.config.algorithm)
+        acc_key = acc_key or parse_settings(self.config.algorithm).focal.acc_key
         if not any(acc_key in info for info in infos):
             # A colocated reward model writes its extras as top-level columns.
             try:
@@ -233,9 +228,7 @@ class FocalHookMixin:
         tapped = getattr(self, "_focal_old_lp", None)
         if OLD_LOG_PROBS in needs and tapped is not None and tapped[:2] == (tuple(batch.keys), batch.partition_id):
             old_lp = tapped[2].columns()  # reduced since verl's old-log-prob pass wrote them: nothing to read back
-            old_lp_wait = tapped[2].wait_s
-            if tapped[2].from_reward_time:
-                old_lp_reward_time = True
+            old_lp_wait, old_lp_reward_time = tapped[2].wait_s, tapped[2].from_reward_time
         if OLD_LOG_PROBS in needs and old_lp is None:
             read_back = True  # written by _compute_old_log_prob: fetched at advantage time, never in prefetch
             try:
@@ -480,8 +473,7 @@ class FocalHookMixin:
         metric_dict = super()._val_metrics_update(
             data_sources, sample_uids, reward_extra_infos_dict, sample_turns, *args, **kwargs
         )
-        acc_key = _acc_key(self.config.algorithm)
-        accs = reward_extra_infos_dict.get(acc_key)
+        accs = reward_extra_infos_dict.get(parse_settings(self.config.algorithm).focal.acc_key)
         if accs is None:
             return metric_dict
         try:
