@@ -86,8 +86,7 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
 
 def _pop_trainer(args: list[str]) -> tuple[str, list[str]]:
     """``--trainer NAME`` / ``--trainer=NAME`` out of ``args`` (default ``ppo``)."""
-    from verl_focal.config.errors import ConfigError
-    from verl_focal.integration.preflight import TRAINERS
+    from verl_focal.integration.preflight import check_trainer_name
 
     trainer, rest, it = "ppo", [], iter(args)
     for a in it:
@@ -97,11 +96,7 @@ def _pop_trainer(args: list[str]) -> tuple[str, list[str]]:
             trainer = a.split("=", 1)[1]
         else:
             rest.append(a)
-    if trainer not in TRAINERS:
-        from verl_focal.config.errors import did_you_mean
-
-        raise ConfigError(f"--trainer {trainer!r} is not a trainer{did_you_mean(trainer, list(TRAINERS))}; "
-                          f"choose one of {list(TRAINERS)}")
+    check_trainer_name(trainer)
     return trainer, rest
 
 

@@ -282,12 +282,13 @@ def _report(problems: list[str], warns: list[str], checked: list[str], result: d
 
 
 def run(args: argparse.Namespace) -> int:
-    from verl_focal.config.errors import UserError, did_you_mean
-    from verl_focal.integration.preflight import TRAINERS, compose_config
+    from verl_focal.config.errors import UserError
+    from verl_focal.integration.preflight import check_trainer_name, compose_config
 
-    if args.trainer not in TRAINERS:
-        return _report([f"--trainer {args.trainer!r} is not a trainer{did_you_mean(args.trainer, list(TRAINERS))}; "
-                        f"choose one of {list(TRAINERS)}"], [], [], None, args.verbose)
+    try:
+        check_trainer_name(args.trainer)
+    except UserError as e:
+        return _report([str(e)], [], [], None, args.verbose)
     if args.skip_probe:
         res = validate_here(args.overrides, skip_judge=args.skip_judge, verbose=args.verbose, trainer=args.trainer)
         return _report(res["problems"], res["warnings"], res["checked"], res, args.verbose)

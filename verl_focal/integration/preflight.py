@@ -30,9 +30,9 @@ from verl_focal.config.errors import ConfigError, did_you_mean
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
-__all__ = ["validate_start", "validate_all", "check_separated_trainer", "SEPARATED_REQUIREMENTS", "compose_config",
-           "check_estimator_name", "check_partitioner", "check_local_paths", "verl_config_searchpath",
-           "CONFIG_MODULE", "CONFIG_NAME"]
+__all__ = ["validate_start", "validate_all", "check_trainer_name", "check_separated_trainer", "SEPARATED_REQUIREMENTS",
+           "compose_config", "check_estimator_name", "check_partitioner", "check_local_paths",
+           "verl_config_searchpath", "CONFIG_MODULE", "CONFIG_NAME"]
 
 
 def _verl_estimator_names() -> list[str]:
@@ -174,6 +174,13 @@ SEPARATED_DEFAULTS = {
 }
 
 
+def check_trainer_name(trainer: str) -> None:
+    """Raise ConfigError (with a did-you-mean) unless ``trainer`` is one of :data:`TRAINERS`."""
+    if trainer not in TRAINERS:
+        raise ConfigError(f"--trainer {trainer!r} is not a trainer{did_you_mean(trainer, list(TRAINERS))}; "
+                          f"choose one of {list(TRAINERS)}")
+
+
 def check_separated_trainer(config: Any, trainer: str) -> None:
     """What makes a separated trainer (``one_step_off``, ``fully_async``) fail after Ray starts, checked now.
 
@@ -293,9 +300,7 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
 
     from verl_focal.config.errors import ConfigError
 
-    if trainer not in TRAINERS:
-        raise ConfigError(f"unknown trainer {trainer!r}{did_you_mean(trainer, list(TRAINERS))}; "
-                          f"choose one of {list(TRAINERS)}")
+    check_trainer_name(trainer)
     given = list(overrides or [])
     search = verl_config_searchpath()  # verl's YAML folder, so that composing does not import verl
     user_search = any(o.lstrip("+~").startswith("hydra.searchpath") for o in given)
