@@ -207,22 +207,23 @@ def _congruent(mp, mg, p: str, g: str, policy: NumericPolicy, depth: int) -> boo
     return _one(mp[0] if mp else p, mg[0] if mg else g, policy, depth + 1)
 
 
-def _degrees(text: str) -> tuple[Number, int] | None:
-    """An angle in degrees with its part count, or a plain number without a unit (read as degrees, 0 parts)."""
-    angle = sexagesimal_degrees(text)
-    if angle is not None:
-        return angle
+def _plain_degrees(text: str) -> Number | None:
+    """A plain number without a unit, read as degrees against a sexagesimal angle."""
     q = split_quantity(text)
-    return (q[0], 0) if q is not None and q[1] is None else None
+    return q[0] if q is not None and q[1] is None else None
 
 
 def _sexagesimal(p: str, g: str, policy: NumericPolicy) -> bool | None:
     """Step 3's first half: when a side has minutes or seconds, both sides as degrees; None when this
-    step does not apply."""
-    dp, dg = _degrees(p), _degrees(g)
-    if dp is None or dg is None or max(dp[1], dg[1]) < 2:
+    step does not apply (the common case costs two failed regex matches, nothing more)."""
+    ap, ag = sexagesimal_degrees(p), sexagesimal_degrees(g)
+    if max(ap[1] if ap else 0, ag[1] if ag else 0) < 2:
         return None
-    return numbers_match(dp[0], dg[0], policy)
+    dp = ap[0] if ap else _plain_degrees(p)
+    dg = ag[0] if ag else _plain_degrees(g)
+    if dp is None or dg is None:
+        return None
+    return numbers_match(dp, dg, policy)
 
 
 def _one(pred: str, gold: str, policy: NumericPolicy, depth: int = 0) -> bool:
