@@ -38,6 +38,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from e2e_checks import assert_cue_from_signatures  # noqa: E402
 from launch import base_overrides, run_trainer  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
@@ -153,24 +154,7 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
         ],
     )
     _assert_trained(run, n=n)
-    partitioned = 0.0
-    for s in run["steps"]:
-        m = s["data"]
-        cue = {k: v for k, v in m.items() if k.startswith("cue/")}
-        assert all(math.isfinite(v) for v in cue.values()), cue
-        # The hook's prepare step partitioned from `acc`; the estimator used it unchanged.
-        assert m["cue/groups_repartitioned"] == 0.0, cue
-        g = m["cue/groups_partitioned"]
-        partitioned += g
-        assert m["cue/groups_from_signatures"] == g and m["cue/groups_from_text"] == 0.0, cue
-        # with signatures the hook read and decoded no response; its prefetch ran before the old-log-prob pass
-        assert m["verl_focal/decoded_rows"] == 0.0 and m["verl_focal/prefetched"] == 1.0, m
-        if g > 0:
-            assert m["cue/clusters_per_group"] >= 1.0
-            assert 0.0 <= m["cue/frac_groups_multi_cluster"] <= 1.0
-            # algorithm.cue.clip = [0.3, 3.0] (packaged default)
-            assert 0.3 - 1e-9 <= m["cue/w_min"] <= m["cue/w_mean"] <= m["cue/w_max"] <= 3.0 + 1e-9
-    assert partitioned >= 1, "no group with >= 2 correct answers in two steps"
+    assert_cue_from_signatures([s["data"] for s in run["steps"]])
 
 
 @pytest.mark.slow  # a third trainer start; the two verl_focal runs above are the CI minimum

@@ -29,7 +29,6 @@ What is asserted:
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -38,6 +37,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from e2e_checks import assert_cue_from_signatures  # noqa: E402
 from launch import base_overrides, run_trainer, separated_overrides  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
@@ -86,26 +86,9 @@ def _run_separated(tmp_path: Path, assets: dict, trainer: str, extra: list[str])
     return steps
 
 
-def _assert_cue_from_signatures(steps: list[dict]) -> None:
-    partitioned = 0.0
-    for m in steps:
-        cue = {k: v for k, v in m.items() if k.startswith("cue/")}
-        assert all(math.isfinite(v) for v in cue.values()), cue
-        g = m["cue/groups_partitioned"]
-        partitioned += g
-        assert m["cue/groups_from_signatures"] == g and m["cue/groups_from_text"] == 0.0, cue
-        # the prefetch started at the trainer's log-prob step and the advantage step joined it
-        assert m["verl_focal/decoded_rows"] == 0.0 and m["verl_focal/prefetched"] == 1.0, m
-        if g > 0:
-            assert m["cue/clusters_per_group"] >= 1.0
-            # algorithm.cue.clip = [0.3, 3.0] (packaged default)
-            assert 0.3 - 1e-9 <= m["cue/w_min"] <= m["cue/w_mean"] <= m["cue/w_max"] <= 3.0 + 1e-9
-    assert partitioned >= 1, "no group with >= 2 correct answers"
-
-
 def test_cue_grpo_one_step_off(tmp_path, assets):
     """``cue_grpo`` partitions from the reward's ``cue_sig`` extra in the one-step-off trainer."""
-    _assert_cue_from_signatures(_run_separated(tmp_path, assets, "one_step_off", CUE))
+    assert_cue_from_signatures(_run_separated(tmp_path, assets, "one_step_off", CUE))
 
 
 def test_unlikely_grpo_one_step_off(tmp_path, assets):
@@ -126,4 +109,4 @@ def test_unlikely_grpo_one_step_off(tmp_path, assets):
 
 def test_cue_grpo_fully_async(tmp_path, assets):
     """``cue_grpo`` in the fully-async trainer (its own trainer actor, apart from the TaskRunner)."""
-    _assert_cue_from_signatures(_run_separated(tmp_path, assets, "fully_async", CUE))
+    assert_cue_from_signatures(_run_separated(tmp_path, assets, "fully_async", CUE))

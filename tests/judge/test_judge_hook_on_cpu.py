@@ -50,6 +50,20 @@ JUDGE_CLUSTERS = {0: "a", 1: "b", 2: "a", 4: "c", 5: "c"}
 SINGLETONS = {0: "a", 1: "b", 2: "c", 4: "d", 5: "e"}
 
 
+def judge_overrides(base_url: str) -> list[str]:
+    """``cue_grpo`` with the judge partitioner at ``base_url``, α = 1 and no clip (what
+    :func:`expected_advantages` computes), as Hydra overrides."""
+    return [
+        "algorithm.adv_estimator=cue_grpo",
+        "algorithm.cue.partitioner=judge",
+        "algorithm.cue.alpha=1.0",
+        "algorithm.cue.clip=null",
+        f"algorithm.cue.judge.base_url={base_url}",
+        "algorithm.cue.judge.model=judge-model",
+        "algorithm.cue.judge.timeout_s=30",
+    ]
+
+
 def tokenizer():
     from tokenizers import Tokenizer
     from tokenizers.models import WordLevel

@@ -16,7 +16,15 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_judge_hook_on_cpu import GOOD, JUDGE_CLUSTERS, ROWS, batch, expected_advantages, tokenizer
+from test_judge_hook_on_cpu import (
+    GOOD,
+    JUDGE_CLUSTERS,
+    ROWS,
+    batch,
+    expected_advantages,
+    judge_overrides,
+    tokenizer,
+)
 
 
 def test_separated_trainer_sends_the_judge_requests_at_the_log_prob_pass(judge_server):
@@ -33,16 +41,10 @@ def test_separated_trainer_sends_the_judge_requests_at_the_log_prob_pass(judge_s
     rewards = data.batch.pop("token_level_rewards")
     data.batch["rollout_log_probs"] = -torch.ones_like(rewards)  # bypass mode copies these to old_log_probs
     trainer = object.__new__(OneStepOffRayTrainer)
-    trainer.config = compose_config([
-        "algorithm.adv_estimator=cue_grpo",
-        "algorithm.cue.partitioner=judge",
-        "algorithm.cue.alpha=1.0",
-        "algorithm.cue.clip=null",
-        f"algorithm.cue.judge.base_url={judge_server.base_url}",
-        "algorithm.cue.judge.model=judge-model",
-        "algorithm.cue.judge.timeout_s=30",
-        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
-    ], trainer="one_step_off")
+    trainer.config = compose_config(
+        [*judge_overrides(judge_server.base_url), "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4"],
+        trainer="one_step_off",
+    )
     trainer.tokenizer = tok
     trainer.metrics, trainer.timing_raw = {}, {}
     trainer.reward_tensor = rewards

@@ -11,7 +11,7 @@ time.
 from __future__ import annotations
 
 import pytest
-from test_judge_hook_on_cpu import GOOD, JUDGE_CLUSTERS, ROWS, expected_advantages, tokenizer
+from test_judge_hook_on_cpu import GOOD, JUDGE_CLUSTERS, ROWS, expected_advantages, judge_overrides, tokenizer
 
 
 def _put(tq, tok):
@@ -43,17 +43,7 @@ def test_prefetched_judge_requests_are_joined_at_advantage_time(transfer_queue, 
     meta = _put(transfer_queue, tok)
     trainer = object.__new__(hooked_trainer_cls("sync"))
     trainer.tokenizer = tok
-    trainer.config = composed_config(
-        [
-            "algorithm.adv_estimator=cue_grpo",
-            "algorithm.cue.partitioner=judge",
-            "algorithm.cue.alpha=1.0",
-            "algorithm.cue.clip=null",
-            f"algorithm.cue.judge.base_url={judge_server.base_url}",
-            "algorithm.cue.judge.model=judge-model",
-            "algorithm.cue.judge.timeout_s=30",
-        ]
-    )
+    trainer.config = composed_config(judge_overrides(judge_server.base_url))
     trainer._focal_prefetch(meta)  # what _compute_old_log_prob does before verl's log-prob pass
     # it returned while every request is still held at the server: it did not wait for the judge
     assert judge_server.wait_until(lambda j: j.inflight == len(GOOD))
@@ -90,11 +80,7 @@ def test_judge_requests_start_when_a_group_finishes_generating(transfer_queue, c
     trainer = object.__new__(hooked_trainer_cls("sync"))
     trainer.tokenizer = tok
     trainer.trainer_mode = "sync"
-    trainer.config = composed_config([
-        "algorithm.adv_estimator=cue_grpo", "algorithm.cue.partitioner=judge", "algorithm.cue.alpha=1.0",
-        "algorithm.cue.clip=null", f"algorithm.cue.judge.base_url={judge_server.base_url}",
-        "algorithm.cue.judge.model=judge-model", "algorithm.cue.judge.timeout_s=30",
-    ])
+    trainer.config = composed_config(judge_overrides(judge_server.base_url))
     buffer = trainer._build_replay_buffer()  # verl's own, through the hook
     assert type(buffer) is ReplayBuffer
 
