@@ -49,8 +49,6 @@ EVAL_SETS: dict[str, EvalSpec] = {
                  ("answer", "ground_truth"), kind="synlogic"),
     ]
 }
-MATH_EVAL_SETS = tuple(n for n, s in EVAL_SETS.items() if s.kind == "math")
-OOD_EVAL_SETS = ("gpqa_diamond", "ifeval", "synlogic")  # F-GRPO Table 1's OOD columns
 
 # Field names (first present wins) of the OOD sets' source records.
 IFEVAL_FIELDS = {

@@ -29,7 +29,6 @@ from scipy.special import gammaln, xlogy
 
 from verl_focal.demo.model import RESPONSE_LEN, encode_pairs, sequence_logprob
 from verl_focal.demo.task import STRATEGIES, Problem, solutions
-from verl_focal.eval import auc_at_k as _auc_at_k
 from verl_focal.eval import pass_at_k as _pass_at_k
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "answer_logprobs",
     "strategy_mass",
     "pass_curve",
-    "auc_curve",
     "sample_counts",
     "retained_mass",
     "RareSet",
@@ -100,12 +98,6 @@ def pass_curve(p_correct: np.ndarray, n: int, ks: Sequence[int], seed: int) -> d
         raise ValueError(f"pass@{max(ks)} needs n >= {max(ks)} samples per problem, got n={n}")
     c = sample_counts(p_correct, n, seed)
     return {int(k): float(np.mean(_pass_at_k(np.full_like(c, n), c, int(k)))) for k in ks}
-
-
-def auc_curve(p_correct: np.ndarray, n: int, K: int, seed: int) -> float:
-    """AUC@K (Cue-GRPO's metric: normalised area under pass@j, j=1..K) on the same counts as :func:`pass_curve`."""
-    c = sample_counts(p_correct, n, seed)
-    return float(_auc_at_k(np.full_like(c, n), c, int(K)))
 
 
 def exact_pass_curve(p_correct: np.ndarray, ks: Sequence[int]) -> dict[int, float]:

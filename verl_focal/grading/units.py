@@ -58,6 +58,23 @@ _KEY_ARCSEC = regex.compile(r"''|\^\s*\{?\s*\\prime\s*\\prime\s*\}?")
 _KEY_ARCMIN = regex.compile(r"'|\^\s*\{?\s*\\prime\s*\}?")
 
 
+def _tail_atoms(s: str, atom: regex.Pattern):
+    r"""The unit atoms ending ``s``, right to left, separators (spaces, ``\,``, ``/``, ``\cdot``) skipped:
+    yields each atom's match; the tail so far starts at its ``start()``."""
+    pos = len(s)
+    while pos > 0:
+        head = s[:pos]
+        m = _SEP_END.search(head)
+        if m and m.start() < pos:
+            pos = m.start()
+            continue
+        m = atom.search(head)
+        if not m or m.start() >= pos:
+            return
+        yield m
+        pos = m.start()
+
+
 def split_quantity(text: str) -> tuple[Number, str | None] | None:
     """``(number, unit)`` for an answer that is a plain number with an optional unit (``unit`` is
     None when there is none); None when the part before the unit is not a plain number."""
@@ -65,30 +82,19 @@ def split_quantity(text: str) -> tuple[Number, str | None] | None:
     n = parse_number(s)
     if n is not None:
         return n, None
-    tail_start = len(s)
-    bare_only, pos = True, len(s)
-    while pos > 0:
-        head = s[:pos]
-        m = _SEP_END.search(head)
-        if m and m.start() < pos:
-            pos = m.start()
-            continue
-        m = _ATOM_END.search(head)
-        if not m or m.start() >= pos:
-            break
+    bare_only = True
+    for m in _tail_atoms(s, _ATOM_END):
         word = m.group(1)
         if word is not None:
             if word not in UNIT_WORDS:
                 break
         else:
             bare_only = False
-        pos = m.start()
-        tail_start = pos
-        value = parse_number(s[:pos])
+        value = parse_number(s[: m.start()])
         if value is not None:
-            if bare_only and not _SPACE_BEFORE.search(s[:pos]):
+            if bare_only and not _SPACE_BEFORE.search(s[: m.start()]):
                 return None  # "5m": a product, not five metres
-            return value, unit_key(s[tail_start:])
+            return value, unit_key(s[m.start():])
     return None
 
 
@@ -102,15 +108,7 @@ def split_marked_unit(text: str) -> tuple[str, str] | None:
     them they cannot be told from variables."""
     s = text.strip()
     pos, seen = len(s), False
-    while pos > 0:
-        head = s[:pos]
-        m = _SEP_END.search(head)
-        if m and m.start() < pos:
-            pos = m.start()
-            continue
-        m = _MARKUP_ATOM_END.search(head)
-        if not m or m.start() >= pos:
-            break
+    for m in _tail_atoms(s, _MARKUP_ATOM_END):
         pos, seen = m.start(), True
     value = s[:pos].strip()
     if not seen or not value:

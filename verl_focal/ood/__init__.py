@@ -10,9 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-IFEVAL_SOURCE = "verl_focal/ifeval"
-SYNLOGIC_SOURCE = "verl_focal/synlogic"
-
 
 def ood_kind(data_source: str | None) -> str | None:
     """``"ifeval"``, ``"synlogic"`` or None for a ``data_source`` value.

@@ -44,9 +44,6 @@ from verl_focal.partition.judge.config import JudgeConfig
 
 __all__ = ["JudgeFault", "ChatClient", "CallStats", "retry_after_seconds"]
 
-RETRYABLE = frozenset({"timeout", "connect", "dropped", "http_429", "http_5xx"})
-
-
 class JudgeFault(Exception):
     """A judged group failed; ``reason`` is one of the buckets in the module docstring."""
 
