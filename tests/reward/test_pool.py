@@ -12,9 +12,8 @@ from verl_focal.pool import KillablePool
 def test_a_stuck_worker_is_killed_and_the_pool_rebuilt():
     pool = KillablePool("test", 1)
     try:
-        t0 = time.monotonic()
+        # (None, True): killed at the bound; had it waited for the sleep, it would be (None, False)
         assert pool.run(time.sleep, (120,), hard_timeout_s=1.0) == (None, True)
-        assert time.monotonic() - t0 < 60  # did not wait for the sleep
         assert pool.run(divmod, (7, 2), hard_timeout_s=60.0) == ((3, 1), False)
     finally:
         pool.shutdown()
