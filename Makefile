@@ -1,7 +1,7 @@
 # Two commands on a fresh machine (see README.md):
 #   make demo    -> installs into .venv if needed, then runs the CPU experiment (`verl-focal demo`)
 #   make test    -> installs into .venv if needed, then runs the test suite (what CI runs)
-#   make test-fast -> the suite without the e2e tests (minutes of real main_ppo on CPU), for local work
+#   make test-fast -> the suite without the e2e and `slow` tests (minutes of real main_ppo on CPU), for local work
 #   make lint    -> ruff (rules in pyproject.toml [tool.ruff]); CI runs it before the tests
 # The install step is shared and re-runs only when pyproject.toml changes.
 PYTHON     ?= python3
@@ -31,7 +31,7 @@ test: $(STAMP)
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
-	$(VENV)/bin/python -m pytest -m "not e2e" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not e2e and not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check verl_focal tests bench conftest.py

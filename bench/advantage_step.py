@@ -35,23 +35,19 @@ untimed warm-up step per arm on a small batch, and at each size one untimed step
                       rows to partition and extracts their cues during the old-log-prob pass
 * ``f_cue``           ``f_cue_grpo`` (``source=auto``, signatures present)
 * ``cue_judge``       ``cue_grpo`` with the judge partitioner against a loopback judge
-                      (``--judge-latency`` per request); requests are sent at reward time: before
-                      the step, untimed, the rollout's last ``--gen-window-s`` seconds are played, the
-                      batch's groups finishing in ``--gen-polls`` shares, one per poll of verl's replay
-                      buffer, as the hook's watch sees them (:func:`emulate_generation`)
+                      (``--judge-latency`` per request); the requests leave from the hook's prefetch,
+                      started at the old-log-prob pass
 * ``passk``           ``passk_grpo`` with ``algorithm.passk.k=4`` (needs only ``acc``)
 * ``unlikely``        ``unlikely_grpo`` (beta = 0.25): the hook reduces ``old_log_probs`` to one number
-                      per row while verl's pass writes them; nothing is read back
+                      per row from the DataProto verl's ``_compute_advantage`` hands ``compute_advantage``
 * ``grpo_bypass``     verl's stock ``grpo`` in verl's bypass mode (``rollout_correction.bypass_mode=true``):
                       the pass only copies the rollout's log-probs (no worker call); the baseline of
                       the ``*_bypass`` arms
-* ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the old log-probs are the rollout's, so the hook
-                      reduces them at reward time, as the groups finish (the same emulated rollout as
-                      ``cue_judge``'s); ``olp wait``: the time the advantage step blocked on it
+* ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the old log-probs are the rollout's (verl's pass
+                      copies them), reduced as in ``unlikely``
 
-No arm reads log-probs back at advantage time (column ``reads back``; metric
-``verl_focal/old_log_probs_read_back``).  The cue arms' prefetch runs in a background thread from the
-start of the pass; the arms without background work get no stand-in time.
+The cue arms' prefetch runs in a background thread from the start of the pass; the arms without
+background work get no stand-in time.
 
 Per arm: wall and CPU time of the step (CPU = this process's user+system time, all threads, less the
 faked worker group's; the TransferQueue storage actor and the judge run in other processes) and the
@@ -62,8 +58,11 @@ split: ``olp pass`` (the driver's part of verl's old-log-prob pass) and ``adv st
 (``_compute_advantage``), and within the latter the step's own metrics (``verl_focal/fetch_s``,
 ``verl_focal/decode_s``, ``verl_focal/prepare_s``,
 ``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread, the
-judge and the log-prob reduction) plus the time spent inside the registered estimator and in
-the credit rule (measured by wrapping the functions); peak extra RSS of this process during the
+judge) plus the time spent inside the registered estimator and in the credit rule (measured by
+wrapping the functions), and ``ours``: the hook's own time on the step's path, the two passes' wall
+time less verl's own methods inside them (``PPOTrainer._compute_old_log_prob`` /
+``_compute_advantage``, timed by wrapping them), plus the estimator and the log-prob reduction run
+inside verl's; peak extra RSS of this process during the
 step over its RSS just before, from a sampling thread (every 2 ms, ``/proc/self/statm``), and its
 difference to the baseline's.
 
@@ -98,8 +97,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))  # verl_harness: the tests' TransferQueue and trainer set-up
 
 import math_text  # noqa: E402
+
+from verl_harness import start_transfer_queue, stop_transfer_queue, v1_trainer  # noqa: E402
 
 ARMS = ("grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely", "grpo_bypass",
         "unlikely_bypass")
@@ -223,24 +225,35 @@ def install_timers(timers: Timers) -> None:
     The credit functions are replaced wherever a module imported them by name, so this keeps
     working when the code that calls them moves."""
     from verl.trainer.ppo import core_algos
+    from verl.trainer.ppo.v1.trainer_base import PPOTrainer
 
     import verl_focal.core.credit as credit
     import verl_focal.partition.diagnostics as diag
-    from verl_focal.integration.step import AdvantageStep
+    from verl_focal.estimators.step import AdvantageStep
 
     # the background prefetch (and the reward-time one): when it ends tells whether it ran into verl's pass
     AdvantageStep.prefetch = timers.wrap("prefetch", AdvantageStep.prefetch)
     core_algos.compute_grpo_outcome_advantage = timers.wrap("estimator", core_algos.compute_grpo_outcome_advantage)
+    # verl's own passes: what our overrides spend around them is the hook's time (split "ours")
+    PPOTrainer._compute_old_log_prob = timers.wrap("verl_olp", PPOTrainer._compute_old_log_prob)
+    PPOTrainer._compute_advantage = timers.wrap("verl_adv", PPOTrainer._compute_advantage)
     for name in ("f_grpo", "cue_grpo", "f_cue_grpo", "passk_grpo", "unlikely_grpo"):
         core_algos.ADV_ESTIMATOR_REGISTRY[name] = timers.wrap("estimator", core_algos.ADV_ESTIMATOR_REGISTRY[name])
-    targets = {id(credit.credit_multipliers_batch): credit.credit_multipliers_batch,
-               id(diag.credit_diagnostics): diag.credit_diagnostics}
+    targets = {id(credit.credit_multipliers_batch): ("credit", credit.credit_multipliers_batch),
+               id(diag.credit_diagnostics): ("credit", diag.credit_diagnostics)}
+    try:  # the old-log-prob reduction the hook around compute_advantage runs inside verl's step
+        import verl_focal.estimators.rows as rows
+
+        targets[id(rows.attach_old_log_probs)] = ("lp_reduce", rows.attach_old_log_probs)
+    except (ImportError, AttributeError):  # an older layout: the reduction ran elsewhere (in the passes)
+        pass
     for mod in list(sys.modules.values()):
         if mod is None or not getattr(mod, "__name__", "").startswith("verl_focal"):
             continue
         for attr, value in list(vars(mod).items()):
             if id(value) in targets and callable(value):
-                setattr(mod, attr, timers.wrap("credit", targets[id(value)]))
+                label, fn = targets[id(value)]
+                setattr(mod, attr, timers.wrap(label, fn))
 
 
 # --------------------------------------------------------------------------- tokenizer and rows
@@ -519,9 +532,6 @@ class ActorWorkerGroup:
 
 
 # --------------------------------------------------------------------------- arms
-#: the arms whose step reads ``old_log_probs`` back from TransferQueue at advantage time
-READS_BACK: frozenset[str] = frozenset()
-
 
 def arm_overrides(arm: str, judge_url: str, size: Size) -> list[str]:
     """Config overrides of ``arm``.  (The judge's model name is set anew for every step: the judge
@@ -571,17 +581,8 @@ def arm_config(base, overrides: list[str]):
 
 
 def make_trainer(arm: str, config, tokenizer, worker: ActorWorkerGroup):
-    from verl.trainer.ppo.v1.trainer_base import get_trainer_cls
-
-    from verl_focal.integration.trainer import hooked_trainer_cls
-
-    cls = get_trainer_cls("sync") if arm in STOCK_ARMS else hooked_trainer_cls("sync")
-    trainer = object.__new__(cls)
-    trainer.config = config
-    trainer.tokenizer = tokenizer
-    trainer.actor_rollout_wg = worker
-    trainer.ref_policy_wg, trainer.ref_in_actor = worker, False  # used by --ref-pass only
-    return trainer
+    """verl's stock ``sync`` trainer for the baselines, our ``focal_sync`` for the rest (tests/verl_harness.py)."""
+    return v1_trainer(config, tokenizer, worker, stock=arm in STOCK_ARMS)
 
 
 def has_prefetch(config) -> bool:
@@ -601,53 +602,16 @@ SPLIT_KEYS = {
     "cluster": "cue/cluster_time_s",
     "judge_wait": "judge/wait_s",
     "prefetch_wait": "verl_focal/prefetch_wait_s",
-    "olp_wait": "verl_focal/old_log_probs_wait_s",
 }
-METRICS_KEPT = ("verl_focal/reward_time_groups", "judge/inflight_joins", "judge/cache_hit_rate",
+METRICS_KEPT = ("judge/inflight_joins", "judge/cache_hit_rate",
                 "verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
                 "cue/groups_from_text", "cue/groups_prefetched", "judge/fallback_rate", "judge/requests",
                 "verl_focal/advantage_s", "passk/groups", "unlikely/correct_rows",
-                "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_probs_read_back",
-                "verl_focal/old_log_probs_reward_time", "actor/entropy")
-
-
-class PollingBuffer:
-    """verl's replay buffer as the hook's reward-time watch sees it (``_focal_watch``): the finished
-    prompts and their rows after each poll of TransferQueue."""
-
-    def __init__(self) -> None:
-        self.finished_keys: dict[str, set] = {"train": set()}
-        self.partitions: dict[str, dict] = {"train": {}}
-
-    def _sync_metadata_from_transfer_queue(self) -> None:  # the hook wraps this: it looks after each poll
-        pass
-
-
-def emulate_generation(trainer, batch: Batch, window_s: float, polls: int, seed: int) -> int:
-    """The rollout's last ``window_s`` seconds as the hook sees them: the batch's groups finish (rewards
-    written) in ``polls`` equal shares, one share per poll of verl's replay buffer, the last share at the
-    step's start.  Returns the number of polls made (0 when the hook does not watch for this config)."""
-    buf = PollingBuffer()
-    plain = buf._sync_metadata_from_transfer_queue
-    trainer._focal_watch(buf)
-    if window_s <= 0 or buf._sync_metadata_from_transfer_queue == plain:
-        return 0
-    by_uid: dict[str, list[str]] = {}
-    for k in batch.meta.keys:
-        by_uid.setdefault(k.split("_", 1)[0], []).append(k)
-    uids = list(by_uid)
-    random.Random(seed).shuffle(uids)  # groups finish in no particular order
-    for k in range(polls):
-        time.sleep(window_s / polls)
-        share = uids[k * len(uids) // polls:(k + 1) * len(uids) // polls]
-        buf.finished_keys["train"].update(share)
-        buf.partitions["train"].update({key: {"status": "success"} for u in share for key in by_uid[u]})
-        buf._sync_metadata_from_transfer_queue()
-    return polls
+                "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_prob_rows_frac", "actor/entropy")
 
 
 def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorkerGroup, overlap_s: float,
-            ref_pass: bool = False, gen_window_s: float = 0.0, gen_polls: int = 4, seed: int = 0) -> dict:
+            ref_pass: bool = False) -> dict:
     """One step as the trainer runs it: verl's ``_compute_old_log_prob`` (ours wraps it: the hook's
     prefetch starts first, in a background thread for the cue estimators; the faked worker group
     writes the log-probs and stands in ``overlap_s`` more), with ``ref_pass`` verl's
@@ -657,8 +621,6 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorker
     process, all threads) less the worker group's main-thread CPU.  Arms with nothing in the
     background get no stand-in time (it would change nothing).
 
-    With the judge, the hook sends a group's request when verl's replay buffer sees the group finished
-    (reward time): ``gen_window_s`` of the rollout is emulated first, untimed (:func:`emulate_generation`).
     ``prefetch_overhang`` in the split: how long the hook's background prefetch ran on after the
     worker group's stand-in ended, i.e. into the driver's own (timed) part of verl's pass."""
     release_memory()
@@ -666,7 +628,6 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorker
     timers.end.clear()
     metrics: dict = {}
     worker.overlap_s = overlap_s if arm not in STOCK_ARMS and has_prefetch(trainer.config) else 0.0
-    polls = emulate_generation(trainer, batch, gen_window_s, gen_polls, seed) if arm not in STOCK_ARMS else 0
     w0, wc0 = worker.wall, worker.cpu
     worker.stand_in_end = 0.0
     with PeakRSS() as mem:
@@ -688,11 +649,14 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorker
     split["advantage"] = t2 - tr
     split["estimator"] = timers.t.get("estimator", 0.0)
     split["credit"] = timers.t.get("credit", 0.0)
-    split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0) + split.get("olp_wait", 0.0)
+    split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0)
+    # the hook's own time on the step's path: each pass less verl's own method inside it, plus our code that
+    # verl's own runs (the estimator; the old-log-prob reduction in the hook around compute_advantage)
+    split["ours"] = 0.0 if arm in STOCK_ARMS else (
+        (t1 - t0) - timers.t.get("verl_olp", 0.0)  # verl's pass with its worker group inside
+        + split["advantage"] - timers.t.get("verl_adv", 0.0) + split["estimator"] + timers.t.get("lp_reduce", 0.0))
     if worker.stand_in_end and "prefetch" in timers.end:
         split["prefetch_overhang"] = max(0.0, timers.end["prefetch"] - worker.stand_in_end)
-    if polls:
-        split["gen_polls"] = float(polls)
     extra = {k: float(v) for k, v in metrics.items() if k in METRICS_KEPT}
     return {"arm": arm, "wall_s": olp + ref + t2 - tr, "cpu_s": cpu - (worker.cpu - wc0),
             "peak_extra_rss_mib": mem.extra / 2**20, "split": split, "metrics": extra}
@@ -707,7 +671,6 @@ def summarise(runs: list[dict]) -> dict:
     return {
         "arm": runs[0]["arm"],
         "repeats": len(runs),
-        "reads_back": runs[0]["arm"] in READS_BACK,
         "wall_s": med([r["wall_s"] for r in runs]),
         "cpu_s": med([r["cpu_s"] for r in runs]),
         "wall_s_all": [r["wall_s"] for r in runs],
@@ -836,7 +799,7 @@ def fmt_table(size: Size, results: dict[str, dict]) -> str:
     names = ["olp pass", "ref pass", "adv step", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
     head = (f"{'arm':<16} {'wall s':>8} {'x base':>7} {'+s':>7} {'+s range':>15} {'<=+0.1':>6} {'cpu s':>8} "
             f"{'x base':>7} {'+cpu s':>7} " + " ".join(f"{c:>9}" for c in names)
-            + f" {'join s':>7} {'overhang':>8} {'+RSS MiB':>9} {'vs base':>8} {'reads back':>10}")
+            + f" {'join s':>7} {'ours s':>7} {'overhang':>8} {'+RSS MiB':>9} {'vs base':>8}")
     lines = [f"== {size.label} ({size.rows // size.group} prompts x {size.group}) ==", head]
     for arm, r in results.items():
         sp = r["split"]
@@ -850,9 +813,9 @@ def fmt_table(size: Size, results: dict[str, dict]) -> str:
             f"{arm:<16} {w:8.3f} {w / bw:7.3f} {(cmp['diff_s'] if cmp else 0.0):+7.2f} {rng:>15} "
             f"{(cmp['within_margin'] if cmp else '-'):>6} {c:8.3f} {c / bc:7.3f} {c - bc:+7.2f} "
             + " ".join(f"{sp.get(k, 0.0):9.3f}" for k in cols)
-            + f" {sp.get('join', 0.0):7.3f} {sp.get('prefetch_overhang', 0.0):8.3f} {r['peak_extra_rss_mib']:9.0f}"
+            + f" {sp.get('join', 0.0):7.3f} {sp.get('ours', 0.0):7.3f} {sp.get('prefetch_overhang', 0.0):8.3f}"
+            + f" {r['peak_extra_rss_mib']:9.0f}"
             + f" {r['peak_extra_rss_mib'] - (base['peak_extra_rss_mib'] if base else float('nan')):+8.0f}"
-            + f" {'yes' if r['reads_back'] else 'no':>10}"
         )
     return "\n".join(lines)
 
@@ -869,13 +832,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--overlap-s", type=float, default=None,
                     help="extra stand-in time of the old-log-prob pass, not charged to the step "
                          "(default 4, --quick 1)")
-    ap.add_argument("--gen-window-s", type=float, default=None,
-                    help="cue_judge: the rollout's last seconds before the step, untimed, during which the "
-                         "batch's groups finish in --gen-polls equal shares and the hook sends their judge "
-                         "requests (reward time); 0: the requests start at the old-log-prob pass "
-                         "(default 4, --quick 1)")
-    ap.add_argument("--gen-polls", type=int, default=4,
-                    help="polls of verl's replay buffer in that window (the last share finishes at the step's start)")
     ap.add_argument("--baseline-steps", type=int, default=3,
                     help="at sizes with one step per arm, how often each baseline is timed (first, middle, "
                          "last: 3), so that the comparison sees the steps' own noise")
@@ -906,11 +862,6 @@ def main(argv: list[str] | None = None) -> int:
         overlap = args.overlap_s if args.overlap_s is not None else (1.0 if args.quick else 4.0)
         if overlap < 0:
             raise UserError(f"--overlap-s={overlap} must be >= 0")
-        gen_window = args.gen_window_s if args.gen_window_s is not None else (1.0 if args.quick else 4.0)
-        if gen_window < 0:
-            raise UserError(f"--gen-window-s={gen_window} must be >= 0")
-        if args.gen_polls < 1:
-            raise UserError(f"--gen-polls={args.gen_polls} must be >= 1")
         if args.baseline_steps < 1 or args.baseline_steps > 3:
             raise UserError(f"--baseline-steps={args.baseline_steps} must be 1, 2 or 3")
     except UserError as e:
@@ -923,10 +874,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if args.quick or size.rows > BIG_ROWS else 3
 
     t_all = time.perf_counter()
-    import ray
     import transfer_queue as tq
     import verl  # noqa: F401
-    from omegaconf import open_dict
 
     if args.reward_samples:  # verl's math_verify scorer starts a process pool: let it start during the setup
         from verl.utils.reward_score import math_verify as verl_math_verify
@@ -940,14 +889,9 @@ def main(argv: list[str] | None = None) -> int:
 
     cache_dir = None if args.no_cache else Path(args.cache_dir)
     tok, cpt = build_tokenizer(args.vocab, seed=args.seed, cache_dir=cache_dir)
-    cfg = compose_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"])
     common_cfg = compose_config()
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        ray.init(num_cpus=16, include_dashboard=False, log_to_driver=False)
-    with open_dict(cfg):
-        cfg.transfer_queue.enable = True
-    tq.init(cfg.transfer_queue)
+    tq_cfg = compose_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"])
+    started_ray = start_transfer_queue(tq_cfg)
     # every kv_batch_get logs that it caps its threads at the machine's cores: once is enough
     logging.getLogger("transfer_queue.utils.common").setLevel(logging.ERROR)
     judge_proc, judge_url = start_judge(args.judge_latency) if "cue_judge" in arms else (None, "")
@@ -971,11 +915,9 @@ def main(argv: list[str] | None = None) -> int:
                "minus RSS just before the step",
         "cpu": "process user+system time of this (driver) process, all threads, less the faked worker "
                "group's main-thread CPU",
-        "judge": {"latency_s": args.judge_latency, "overlap_s": overlap, "gen_window_s": gen_window,
-                  "gen_polls": args.gen_polls},
+        "judge": {"latency_s": args.judge_latency, "overlap_s": overlap},
         "margin_s": MARGIN_S,
         "ref_pass": args.ref_pass,
-        "reads_back": sorted(READS_BACK & set(arms)),
         "setup_s": setup_s,
         "sizes": {},
     }
@@ -1021,8 +963,7 @@ def main(argv: list[str] | None = None) -> int:
             n_rep = repeats_for(size)
             for rep in range(1, n_rep + 1):
                 for a in schedule(arms, rep, args.baseline_steps if n_rep == 1 else 1):
-                    runs[a].append(run_arm(a, trainer(a, rep), batch, timers, worker, overlap, args.ref_pass,
-                                           gen_window, args.gen_polls, seed=args.seed + rep))
+                    runs[a].append(run_arm(a, trainer(a, rep), batch, timers, worker, overlap, args.ref_pass))
                     r = runs[a][-1]
                     print(
                         f"  {a:<16} wall {r['wall_s']:7.3f} s  cpu {r['cpu_s']:7.3f} s  "
@@ -1057,9 +998,7 @@ def main(argv: list[str] | None = None) -> int:
         if judge_proc is not None:
             judge_proc.stdin.close()
             judge_proc.wait(timeout=10)
-        tq.close()
-        if started_ray:
-            ray.shutdown()
+        stop_transfer_queue(started_ray)
     report["machine"]["load_avg_end"] = os.getloadavg()
     report["total_s"] = time.perf_counter() - t_all
     out = Path(args.json)

@@ -33,22 +33,29 @@ def composed_config():
 
 @pytest.fixture(scope="session")
 def transfer_queue(composed_config):
-    """A real TransferQueue on a local Ray cluster, shared by the tests of the v1 hook.
-
-    Ray gets 16 *logical* CPUs because TransferQueue's actors (nine by default) each ask for
-    one CPU and would wait forever on a 2-core machine; one storage unit keeps it small.
-    """
-    import ray
+    """A real TransferQueue on a local Ray cluster (one storage unit), shared by the tests of the v1 hook."""
     import transfer_queue as tq  # a hard dependency (verl's verl-core extra): a missing one must fail, not skip
-    from omegaconf import open_dict
-    cfg = composed_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"])
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        ray.init(num_cpus=16, include_dashboard=False, log_to_driver=False)
-    with open_dict(cfg):
-        cfg.transfer_queue.enable = True
-    tq.init(cfg.transfer_queue)
+
+    from verl_harness import start_transfer_queue, stop_transfer_queue
+
+    started = start_transfer_queue(composed_config(["transfer_queue.backend.SimpleStorage.num_data_storage_units=1"]))
     yield tq
-    tq.close()
-    if started_ray:
-        ray.shutdown()
+    stop_transfer_queue(started)
+
+
+@pytest.fixture
+def legacy_hook(monkeypatch):
+    """``install(tokenizer)``: what our legacy TaskRunner does in its actor (the tokenizer for texts, verl's
+    ``compute_data_metrics`` wrapped to log the step's metrics); undone after the test."""
+    from verl.trainer.ppo import ray_trainer
+
+    from verl_focal.integration import dataproto_hook
+
+    monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)
+    monkeypatch.setattr(dataproto_hook, "_LEGACY", {})
+
+    def install(tokenizer=None):
+        dataproto_hook.install_legacy_hook(lambda: tokenizer)
+        return tokenizer
+
+    return install

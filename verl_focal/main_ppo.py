@@ -56,6 +56,14 @@ PROG = "python -m verl_focal.main_ppo"
 _DEBUG = False
 
 
+def _warn_unread(config: DictConfig, overrides: list[str]) -> None:
+    """One line on stderr for each override the run's estimator does not read (late_checks.unread_keys)."""
+    from verl_focal.integration.late_checks import unread_keys
+
+    for line in unread_keys(config, overrides):
+        print(f"{PROG}: warning: {line}", file=sys.stderr)
+
+
 def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     """Validate everything a run would check before Ray, and the local input paths; print the config.
 
@@ -80,6 +88,7 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
             print(line, file=sys.stderr)
     for w in caught:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    _warn_unread(config, overrides)
     print(OmegaConf.to_yaml(config, resolve=True), end="")
     return 0
 
@@ -117,15 +126,20 @@ def main(argv: list[str] | None = None) -> None:
     quiet_optional_engines()
     try:
         trainer, args = _pop_trainer(args)
+        from verl_focal.integration.compat import features_for, require
+
+        require(features_for(trainer, ours=False), PROG)  # the verl names our entry point imports
         if "--dry-run" in args:
             raise SystemExit(dry_run([a for a in args if a != "--dry-run"], trainer))
         if trainer != "ppo":
             from verl_focal.integration.runner import run_separated
 
-            run_separated(compose_config(args, trainer=trainer), trainer)
+            config = compose_config(args, trainer=trainer)
+            _warn_unread(config, args)
+            run_separated(config, trainer)
             return
         if not _hydra_args(args):
-            compose_config(args)  # catch override typos here, in one line, before Hydra's own run
+            _warn_unread(compose_config(args), args)  # override typos refused here, in one line, before Hydra
     except UserError as e:
         raise SystemExit(report_user_error(PROG, e, debug=_DEBUG)) from None
     sys.argv = [sys.argv[0], *args]

@@ -10,9 +10,10 @@ Layers, lowest first (a module may import from its own layer or any lower one):
 5. ``partition``
 6. ``reward`` -- the verl-facing scorer entry
 7. ``data``, ``eval`` -- they score with ``reward``
-8. ``integration`` -- the verl glue (registration, hooks, pre-flight)
-9. ``demo``, ``plugin``
-10. ``main_ppo``, ``cli`` -- entry points: nothing imports them
+8. ``estimators`` -- our estimators and the per-step data they read; no verl import
+9. ``integration`` -- the verl glue (registration, hooks, pre-flight)
+10. ``demo``, ``plugin``
+11. ``main_ppo``, ``cli`` -- entry points: nothing imports them
 
 Every import counts, also one inside a function (a lazy import is still a dependency).
 """
@@ -33,6 +34,7 @@ LAYERS = [
     ("verl_focal.partition",),
     ("verl_focal.reward",),
     ("verl_focal.data", "verl_focal.eval"),
+    ("verl_focal.estimators",),
     ("verl_focal.integration",),
     ("verl_focal.demo", "verl_focal.plugin"),
     ("verl_focal.main_ppo", "verl_focal.cli"),
@@ -130,3 +132,17 @@ def test_the_only_cycle_is_the_partition_registry():
     bad = [c for c in cycles if not all(m.startswith(ALLOWED_CYCLE_PREFIX) for m in c)]
     assert not bad, f"import cycles outside the partition registry: {bad}"
     assert any("verl_focal.partition.base" in c for c in cycles)  # the map is read: the known cycle is found
+
+
+def test_below_the_glue_nothing_imports_verl():
+    """verl is imported by ``integration`` (the glue), the demo and the entry points only."""
+    glue = ("verl_focal.integration", "verl_focal.demo", "verl_focal.plugin", "verl_focal.main_ppo", "verl_focal.cli")
+    found = []
+    for name, path in _modules().items():
+        if name.startswith(glue):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{name} imports {m}" for m in mods if m == "verl" or m.startswith(("verl.", "transfer_queue"))]
+    assert not found, "\n".join(found)

@@ -77,6 +77,25 @@ DEAD_URL = _closed_port_url()
 # (argv with {d} for the temp folder, substrings the message must contain)
 CASES = [
     # check: config mistakes, each refused before anything starts
+    # ... that verl itself would meet only after start-up (integration/late_checks.py)
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "actor_rollout_ref.rollout.n=1"],
+     ["actor_rollout_ref.rollout.n=1: f_grpo needs rollout.n >= 2", "nothing trains", "rollout.n=8"]),
+    (["check", "--skip-probe", *CUE, "actor_rollout_ref.rollout.n=2"],
+     ["actor_rollout_ref.rollout.n=2: cue_grpo needs rollout.n >= 3", "plain GRPO"]),
+    (["check", "--skip-probe", *OK, "reward.custom_reward_function.path=pkg://verl_focal.rewards"],
+     ["no importable module 'verl_focal.rewards'", "did you mean 'verl_focal.reward'"]),
+    (["check", "--skip-probe", *OK, "reward.custom_reward_function.path=pkg://verl_focal.reward",
+      "reward.custom_reward_function.name=compute_scores"],
+     ["pkg://verl_focal.reward defines no 'compute_scores'", "did you mean 'compute_score'"]),
+    (["check", "--skip-probe", *OK, "reward.custom_reward_function.path={d}/nope.py"],
+     ["reward.custom_reward_function.path={d}/nope.py: no such file"]),
+    (["check", "--skip-probe", *OK, "algorithm.use_kl_in_reward=true", "algorithm.kl_penalty=nonsense"],
+     ["algorithm.kl_penalty=nonsense is not one of verl's", "low_var_kl"]),
+    (["check", "--skip-probe", *OK, "actor_rollout_ref.actor.use_kl_loss=true",
+      "actor_rollout_ref.actor.kl_loss_type=low_var_kll"],
+     ["actor_rollout_ref.actor.kl_loss_type=low_var_kll", "did you mean 'low_var_kl'"]),
+    (["check", "--skip-probe", *OK, "actor_rollout_ref.actor.policy_loss.loss_mode=cispoo"],
+     ["policy_loss.loss_mode=cispoo is not one of verl's", "did you mean 'cispo'"]),
     (["check", "--skip-probe", "--trainer", "one_stp", *OK], ["did you mean 'one_step_off'"]),
     (["check", "--skip-probe", "--trainer", "fully_async", *CUE, "data.train_batch_size=64"],
      ["set data.train_batch_size=0"]),
@@ -239,6 +258,26 @@ CASES = [
 _COUNTS = {}
 for _argv, _ in CASES:
     _COUNTS[_argv[0]] = _COUNTS.get(_argv[0], 0) + 1
+
+
+@pytest.mark.parametrize("argv,warning", [
+    (["algorithm.adv_estimator=f_grpo", "algorithm.gamma=1.0"],
+     "algorithm.gamma is verl's GAE discount, which f_grpo does not read: did you mean algorithm.focal.gamma"),
+    (["algorithm.adv_estimator=grpo", "algorithm.focal.gamma=1.0"],
+     "algorithm.focal.gamma is set, but algorithm.adv_estimator=grpo does not read it"),
+    (["algorithm.adv_estimator=cue_grpo", "algorithm.focal.gamma=2"],
+     "algorithm.focal.gamma is set, but algorithm.adv_estimator=cue_grpo does not read it"),
+])
+def test_a_key_the_estimator_does_not_read_is_one_warning_line(argv, warning, capsys):
+    assert main(["check", "--skip-probe", *OK, *argv]) == 0
+    err = capsys.readouterr().err
+    assert [ln for ln in err.splitlines() if warning in ln] == [f"[warning] {warning}" + err.split(warning, 1)[1]
+                                                                 .splitlines()[0]]
+    # what an estimator does read is never flagged: every estimator of ours reads the correctness keys
+    assert main(["check", "--skip-probe", *OK, "algorithm.adv_estimator=passk_grpo",
+                 "algorithm.focal.correctness=acc", "algorithm.cue.alpha=1.0"]) == 0
+    err = capsys.readouterr().err
+    assert "algorithm.focal.correctness" not in err and "algorithm.cue.alpha is set, but" in err
 
 
 def test_every_command_has_three_bad_inputs():
@@ -501,9 +540,8 @@ def test_check_summary_fits_a_screen_and_only_the_fresh_process_imports_verl():
     assert summary.startswith("verl-focal check: OK\n") and len(summary.splitlines()) <= 40
     assert "checked plugin: `import verl` (verl " in summary and "loaded verl_focal.plugin" in summary
     assert "checked config: algorithm.adv_estimator=f_grpo" in summary
-    # which of verl's compute_advantage bindings carry the hook (docs/compatibility.md)
-    assert "verl.experimental.separation.ray_trainer (hooked)" in summary
-    assert "verl.trainer.ppo.ray_trainer (hooked by our legacy TaskRunner at start-up)" in summary
+    # which hooks the plugin installed in the fresh process (docs/architecture.md)
+    assert "checked hooks: advantage, v1, separated\n" in summary
     assert "  focal:\n    gamma: 0.5" in summary and "  cue:" not in summary  # only the sections f_grpo reads
     assert "passed successfully" not in out  # verl's own status line is not ours to print
     assert "actor_rollout_ref:" in out.split("resolved config:")[1]  # --verbose: the whole config

@@ -27,8 +27,8 @@ def _fake_f_grpo(*args, **kwargs):  # "another package's" estimator
 def test_a_foreign_estimator_under_our_name_is_refused_at_start_up(composed_config):
     from verl.trainer.ppo import core_algos
 
+    from verl_focal.estimators.focal import compute_f_grpo_advantage
     from verl_focal.integration import registration
-    from verl_focal.integration.estimators_focal import compute_f_grpo_advantage
     from verl_focal.integration.preflight import validate_all
 
     registration.register_all()
@@ -42,7 +42,7 @@ def test_a_foreign_estimator_under_our_name_is_refused_at_start_up(composed_conf
             validate_all(cfg)
         msg = str(info.value)
         assert f"{__name__}._fake_f_grpo" in msg
-        assert "verl_focal.integration.estimators_focal.compute_f_grpo_advantage" in msg
+        assert "verl_focal.estimators.focal.compute_f_grpo_advantage" in msg
         assert "set algorithm.adv_estimator=verl_focal.f_grpo" in msg
         # the way out: the namespaced alias is always ours
         validate_all(composed_config(["algorithm.adv_estimator=verl_focal.f_grpo", *OK]))
@@ -168,14 +168,17 @@ def test_our_scorers_reward_kwargs_are_checked_at_start_up(composed_config, over
     assert needle in str(info.value)
 
 
-def test_good_reward_kwargs_and_other_scorers_pass(composed_config):
+def test_good_reward_kwargs_and_other_scorers_pass(composed_config, tmp_path):
     from verl_focal.integration.preflight import validate_all
 
     good = ["+reward.custom_reward_function.reward_kwargs.rel_tol=0.001",
             "+reward.custom_reward_function.reward_kwargs.cue_set=math_v1"]
     validate_all(composed_config(["algorithm.adv_estimator=f_grpo", *OK, *SCORER, *good]))
     # another package's scorer has its own kwargs: not ours to judge
-    other = ["reward.custom_reward_function.path=pkg://somebody.reward",
+    scorer = tmp_path / "somebody_reward.py"
+    scorer.write_text("def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):\n"
+                      "    return 0.0\n")
+    other = [f"reward.custom_reward_function.path={scorer}", "reward.custom_reward_function.name=compute_score",
              "+reward.custom_reward_function.reward_kwargs.anything=1"]
     validate_all(composed_config(["algorithm.adv_estimator=f_grpo", *OK, *other]))
 

@@ -75,8 +75,8 @@ def test_unlikely_arm_gets_the_pre_update_sequence_log_probs(monkeypatch):
     import verl_focal.demo.rl as rl
     from verl_focal.demo.model import PROMPT_LEN, ModelSpec, build_model, build_tokenizer, sequence_logprob
     from verl_focal.demo.task import split_problems
-    from verl_focal.integration.context import current_context
-    from verl_focal.integration.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS
+    from verl_focal.estimators.context import current_context
+    from verl_focal.estimators.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS
 
     tok = build_tokenizer()
     model = build_model(tok, ModelSpec(hidden=32, layers=1, heads=2, intermediate=64), seed=3)
@@ -121,7 +121,7 @@ def test_grpo_arm_gets_no_log_probs(monkeypatch):
     import verl_focal.demo.rl as rl
     from verl_focal.demo.model import ModelSpec, build_model, build_tokenizer
     from verl_focal.demo.task import split_problems
-    from verl_focal.integration.context import current_context
+    from verl_focal.estimators.context import current_context
 
     seen = []
     real_adv = rl.compute_advantage

@@ -20,7 +20,7 @@ from verl.trainer.ppo import core_algos, ray_trainer
 
 import verl_focal.plugin  # noqa: F401  (registers the estimators)
 from verl_focal.config.schema import ConfigError, parse_settings
-from verl_focal.integration.context import AdvantageContext, use_context
+from verl_focal.estimators.context import AdvantageContext, use_context
 from verl_focal.integration.registration import get_spec
 from verl_focal.partition.cues import signature
 
@@ -77,7 +77,8 @@ def hook_context(rows, data, config, estimator="cue_grpo", responses=True):
 
 
 def test_registered_in_verl():
-    from verl_focal.integration import cue_hook, estimators_cue
+    from verl_focal.estimators import cue as estimators_cue
+    from verl_focal.estimators import cue_step as cue_hook
 
     assert core_algos.get_adv_estimator_fn("cue_grpo") is get_spec("cue_grpo").fn
     assert core_algos.get_adv_estimator_fn("f_cue_grpo") is get_spec("f_cue_grpo").fn
@@ -130,10 +131,8 @@ def test_f_cue_grpo_is_focal_times_cue():
     np.testing.assert_allclose(got, expected(rows, gamma=0.5), atol=1e-5)
 
 
-def test_legacy_hook_end_to_end(monkeypatch):
+def test_legacy_hook_end_to_end(legacy_hook):
     """The legacy trainer hook builds the context from the DataProto, decodes text, runs prepare."""
-    from verl_focal.integration import dataproto_hook as hook
-
     rows = corpus_batch()
     texts = [r[1] for r in rows]
 
@@ -146,9 +145,7 @@ def test_legacy_hook_end_to_end(monkeypatch):
     chats = np.empty(len(rows), dtype=object)
     chats[:] = [[{"role": "user", "content": r[0]}] for r in rows]
     data.non_tensor_batch["raw_prompt"] = chats
-    monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)
-    monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)
-    hook.install_legacy_hook(tokenizer_factory=Decoder)
+    legacy_hook(Decoder())
     cfg = algo()
     out = ray_trainer.compute_advantage(data, "cue_grpo", config=cfg)
     got = out.batch["advantages"][:, -1].double().numpy()
@@ -248,7 +245,7 @@ def test_bad_config_is_named(cue, match):
 
 
 def test_cue_needs_is_minimal_per_config():
-    from verl_focal.integration.cue_hook import CUE_NEEDS, cue_needs
+    from verl_focal.estimators.cue_step import CUE_NEEDS, cue_needs
 
     assert cue_needs(parse_settings(algo(source="signature"))) == {"acc", "cue_sig"}
     assert cue_needs(parse_settings(algo(source="text"))) == {"acc", "responses", "problems"}

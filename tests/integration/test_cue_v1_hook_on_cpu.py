@@ -4,7 +4,7 @@ with a real TransferQueue (the same setup as test_v1_hook_transferqueue_on_cpu.p
 Rollouts are the cue test corpus, tokenised with a small byte-level BPE (exact round
 trip), written as verl's agent loop writes them; the reward extras carry ``acc`` and,
 in one test, the ``cue_sig`` that ``verl_focal.reward.compute_score`` would add.
-Only the trainer's GPU-bound ``__init__`` is skipped (object built with ``__new__``).
+Only the trainer's GPU-bound ``__init__`` is skipped (tests/verl_harness.py).
 """
 
 from __future__ import annotations
@@ -19,56 +19,34 @@ import verl  # noqa: F401
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "partition"))
 import cue_corpus  # noqa: E402
 
+from verl_harness import Rollout, byte_level_tokenizer, put_rollouts, v1_trainer  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(cue_corpus.all_texts(), trainers.BpeTrainer(
-        vocab_size=600, special_tokens=["<pad>", "<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False))
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
+    return byte_level_tokenizer(cue_corpus.all_texts())
 
 
 def _put(tq, tokenizer, rows, with_sig, rng):
-    from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
-    from verl.utils.tensordict_utils import list_of_dict_to_tensordict
-
+    """The cue corpus rows (no padding rows: TransferQueue batches carry none) as verl writes them."""
     from verl_focal.partition.cues import signature
 
-    keys, fields = [], []
+    rollouts = []
     for k, (uid, text, correct, _) in enumerate(rows):
         if uid == "pad":
-            continue  # TransferQueue batches carry no padding rows
+            continue
         ids = tokenizer(text)["input_ids"]
         assert tokenizer.decode(ids) == text
         info = {"acc": float(correct), "score": float(correct)}
         if with_sig:
             info["cue_sig"] = signature(text)
-        out = AgentLoopOutput(prompt_ids=[0, 1], response_ids=ids, response_mask=[1] * len(ids),
-                              reward_score=float(correct), num_turns=2, metrics=AgentLoopMetrics(),
-                              extra_fields={"reward_extra_info": info})
-        field = out.as_dict()
-        field.update({"uid": uid, "raw_prompt": [{"role": "user", "content": uid}]})
-        keys.append(f"{uid}_{k}_0")
-        fields.append(field)
-    order = rng.permutation(len(keys))
-    keys = [keys[i] for i in order]
-    return tq.kv_batch_put(keys=keys, partition_id="train",
-                           fields=list_of_dict_to_tensordict([fields[i] for i in order])), keys
+        rollouts.append(Rollout(uid, ids, float(correct), info, session=k, prompt=uid, prompt_ids=[0, 1]))
+    meta = put_rollouts(tq, rollouts, rng=rng)
+    return meta, list(meta.keys)
 
 
 def _trainer(composed_config, tokenizer, overrides):
-    from verl_focal.integration.trainer import hooked_trainer_cls
-
-    trainer = object.__new__(hooked_trainer_cls("sync"))
-    trainer.config = composed_config(overrides)
-    trainer.tokenizer = tokenizer
-    return trainer
+    return v1_trainer(composed_config(overrides), tokenizer)
 
 
 @pytest.mark.parametrize("estimator,with_sig", [("cue_grpo", True), ("f_cue_grpo", False)])

@@ -28,7 +28,7 @@ def test_fresh_process_import_verl_registers_f_grpo_and_double_import_is_idempot
     # VERL_USE_EXTERNAL_MODULES (verl imports it before the entry points).
     proc = _run(PROBE, VERL_USE_EXTERNAL_MODULES="verl_focal.plugin")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "MODULE verl_focal.integration.estimators_focal" in proc.stdout
+    assert "MODULE verl_focal.estimators.focal" in proc.stdout
     # entry points disabled: nothing registers, and verl says so by name
     proc = _run(PROBE, VERL_USE_EXTERNAL_PLUGINS="none")
     assert proc.returncode != 0 and "Unknown advantage estimator" in proc.stderr
@@ -40,17 +40,18 @@ def test_reimport_by_file_path_keeps_a_single_registration(caplog):
     import verl  # noqa: F401
     from verl.trainer.ppo import core_algos
 
-    import verl_focal.integration.estimators_focal as mod
-    from verl_focal.integration.registration import collision_problem
+    import verl_focal.estimators.focal as mod
+    from verl_focal.integration.registration import collision_problem, register_all, register_spec
 
     spec = importlib.util.spec_from_file_location("estimators_focal_copy", mod.__file__)
     copy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(copy)
     # Same function body under another module name is a *different* estimator: left alone, and
     # said at WARNING level (verl swallows a plugin's exceptions at DEBUG).
     with caplog.at_level("WARNING", logger="verl_focal.integration.registration"):
-        spec.loader.exec_module(copy)
+        register_spec(copy.SPEC)
     assert (
-        "'f_grpo' is already registered to verl_focal.integration.estimators_focal.compute_f_grpo_advantage"
+        "'f_grpo' is already registered to verl_focal.estimators.focal.compute_f_grpo_advantage"
         in caplog.text
     )
     assert "estimators_focal_copy.compute_f_grpo_advantage is NOT registered" in caplog.text
@@ -59,7 +60,10 @@ def test_reimport_by_file_path_keeps_a_single_registration(caplog):
     assert collision_problem("f_grpo") is None  # ours still holds the name
     # Re-executing the module itself (same module name) re-registers silently.
     importlib.reload(mod)
-    assert core_algos.get_adv_estimator_fn("f_grpo") is mod.compute_f_grpo_advantage
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="verl_focal.integration.registration"):
+        register_all()
+    assert core_algos.get_adv_estimator_fn("f_grpo") is mod.compute_f_grpo_advantage and not caplog.text
 
 
 def test_registered_inside_a_ray_cpu_actor():
@@ -88,7 +92,7 @@ def test_registered_inside_a_ray_cpu_actor():
     finally:
         if started:
             ray.shutdown()
-    assert module == "verl_focal.integration.estimators_focal"
+    assert module == "verl_focal.estimators.focal"
     assert trainer == "FocalPPOTrainerSync"
     assert loaded
 
@@ -113,7 +117,8 @@ def test_check_command_reports_bad_config_and_passes_good_one():
 def test_check_command_probe_detects_missing_plugin(capsys):
     from verl_focal.integration.check import _plugin_problems
 
-    problems = _plugin_problems({"ok": True, "plugin_loaded": False, "estimators": [], "trainer_modes": []})
+    problems = _plugin_problems({"ok": True, "plugin_loaded": False, "estimators": [], "trainer_modes": [],
+                                 "expected": ["f_grpo"]})
     assert any("did not load verl_focal.plugin" in p for p in problems)
     assert any("estimator 'f_grpo' is not registered" in p for p in problems)
     assert any("focal_sync" in p for p in problems)

@@ -10,7 +10,7 @@ from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.ray_trainer import compute_advantage
 
 from _reference import make_grouped_batch, reference_advantages
-from verl_focal.integration.context import AdvantageContext, ContextAlignmentError, use_context
+from verl_focal.estimators.context import AdvantageContext, ContextAlignmentError, use_context
 
 SIZES = [8, 1, 3, 8, 2, 5, 1, 7]
 
@@ -168,4 +168,4 @@ def test_bad_config_surfaces_at_dispatch():
 def test_registered_by_entry_point_only():
     # `import verl` above loaded verl_focal.plugin via the verl.plugins entry point
     fn = core_algos.get_adv_estimator_fn("f_grpo")
-    assert fn.__module__ == "verl_focal.integration.estimators_focal"
+    assert fn.__module__ == "verl_focal.estimators.focal"

@@ -13,16 +13,17 @@ from verl.trainer.ppo.ray_trainer import compute_advantage
 from _reference import make_grouped_batch, reference_advantages
 from _reference_family import passk_rows_reference, unlikely_rows_reference
 from verl_focal.config.schema import ConfigError, validate_algorithm_config
-from verl_focal.integration.context import use_context
-from verl_focal.integration.rows import OLD_LOG_PROBS, build_context, sequence_log_prob_columns
+from verl_focal.estimators.context import use_context
+from verl_focal.estimators.rows import OLD_LOG_PROBS, build_context
 
 SIZES = [8, 3, 8, 5, 4, 8]
 
 
-def _dispatch(rewards, mask, index, algo, estimator):
-    data = DataProto.from_dict(
-        tensors={"token_level_rewards": rewards.clone(), "response_mask": mask.clone()}, non_tensors={"uid": index}
-    )
+def _dispatch(rewards, mask, index, algo, estimator, old_lp=None):
+    tensors = {"token_level_rewards": rewards.clone(), "response_mask": mask.clone()}
+    if old_lp is not None:  # verl's old-log-prob pass wrote them: the hook reduces them from the DataProto
+        tensors["old_log_probs"] = old_lp.clone()
+    data = DataProto.from_dict(tensors=tensors, non_tensors={"uid": index})
     out = compute_advantage(
         data, adv_estimator=estimator, norm_adv_by_std_in_grpo=algo.get("norm_adv_by_std_in_grpo", True), config=algo
     )
@@ -97,9 +98,9 @@ def _unlikely_batch(seed):
 def test_unlikely_through_verl_dispatch_equals_loop_reference(seed, beta, likelihood, norm):
     rewards, mask, index, old_lp = _unlikely_batch(seed)
     algo = OmegaConf.create({"norm_adv_by_std_in_grpo": norm, "unlikely": {"beta": beta, "likelihood": likelihood}})
-    ctx = build_context(index, frozenset({"acc", OLD_LOG_PROBS}), old_log_probs=sequence_log_prob_columns(old_lp, mask))
+    ctx = build_context(index, frozenset({"acc", OLD_LOG_PROBS}))
     with use_context(ctx):
-        adv = _dispatch(rewards, mask, index, algo, "unlikely_grpo")
+        adv = _dispatch(rewards, mask, index, algo, "unlikely_grpo", old_lp)
     lp_sum = (old_lp.double() * mask).sum(-1)
     loglik = (lp_sum / mask.sum(-1).clamp(min=1)) if likelihood == "mean" else lp_sum
     scores = rewards.sum(-1).tolist()
@@ -114,32 +115,31 @@ def test_unlikely_through_verl_dispatch_equals_loop_reference(seed, beta, likeli
 
 def test_unlikely_beta_zero_is_verls_grpo():
     rewards, mask, index, old_lp = _unlikely_batch(5)
-    ctx = build_context(index, frozenset({OLD_LOG_PROBS}), old_log_probs=sequence_log_prob_columns(old_lp, mask))
-    with use_context(ctx):
-        ours = _dispatch(rewards, mask, index, OmegaConf.create({"unlikely": {"beta": 0.0}}), "unlikely_grpo")
+    ours = _dispatch(rewards, mask, index, OmegaConf.create({"unlikely": {"beta": 0.0}}), "unlikely_grpo", old_lp)
     theirs = _dispatch(rewards, mask, index, OmegaConf.create({}), "grpo")
     assert (ours - theirs).abs().max().item() <= 1e-6
 
 
-def test_unlikely_without_the_hook_refuses_with_a_message():
+def test_unlikely_without_old_log_probs_refuses_with_a_message():
+    """Called bare (no hook), and through verl's dispatch on a DataProto without ``old_log_probs``."""
+    from verl_focal.estimators.unlikely import compute_unlikely_grpo_advantage
+
     rewards, mask, index, _ = _unlikely_batch(0)
     with pytest.raises(
         ConfigError,
         match=r"unlikely_grpo ranks rollouts by their old log-probs.*"
         r"no verl-focal trainer hook is active.*verl_focal.main_ppo",
     ):
+        compute_unlikely_grpo_advantage(rewards, mask, OmegaConf.create({}), index)
+    with pytest.raises(ConfigError, match=r"the hook \(dataproto\) found none.*keep the old-log-prob pass on"):
         _dispatch(rewards, mask, index, OmegaConf.create({}), "unlikely_grpo")
     ctx = build_context(index, frozenset({OLD_LOG_PROBS}), source="v1-transferqueue")  # hook ran, column absent
     with use_context(ctx), pytest.raises(ConfigError, match=r"the hook \(v1-transferqueue\) found none"):
         _dispatch(rewards, mask, index, OmegaConf.create({}), "unlikely_grpo")
 
 
-def test_unlikely_through_the_legacy_hook_reads_old_log_probs_from_the_dataproto(monkeypatch):
-    from verl_focal.integration.dataproto_hook import install_legacy_hook
-
-    monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)
-    monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)
-    install_legacy_hook()
+def test_unlikely_through_the_legacy_hook_reads_old_log_probs_from_the_dataproto(legacy_hook):
+    legacy_hook()
     uid = np.array(["p"] * 4 + ["q"] * 4, dtype=object)
     acc = np.array([1, 1, 1, 0, 1, 1, 0, 0], dtype=float)
     score = acc.copy()
@@ -246,7 +246,7 @@ def test_a_fresh_process_import_verl_registers_both_through_the_entry_point():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "verl_focal.integration.estimators_passk verl_focal.integration.estimators_unlikely" in proc.stdout
+    assert "verl_focal.estimators.passk verl_focal.estimators.unlikely" in proc.stdout
 
 
 def test_unlikely_a_nan_log_prob_is_ranked_least_likely_and_counted_not_fatal():
@@ -255,9 +255,9 @@ def test_unlikely_a_nan_log_prob_is_ranked_least_likely_and_counted_not_fatal():
     rewards[:3, -1] = 1.0  # three correct, one wrong
     mask = torch.ones(4, 2)
     old_lp = torch.tensor([[-0.1, -0.1], [float("nan"), -0.2], [-1.0, -1.0], [-0.3, -0.3]])
-    ctx = build_context(index, frozenset({OLD_LOG_PROBS}), old_log_probs=sequence_log_prob_columns(old_lp, mask))
+    ctx = build_context(index, frozenset({OLD_LOG_PROBS}))
     with use_context(ctx):
-        adv = _dispatch(rewards, mask, index, OmegaConf.create({"unlikely": {"beta": 0.5}}), "unlikely_grpo")
+        adv = _dispatch(rewards, mask, index, OmegaConf.create({"unlikely": {"beta": 0.5}}), "unlikely_grpo", old_lp)
     # row 1 (NaN) ranks last (4): no penalty; rows 0, 3, 2 rank 1, 2, 3
     loglik = [-0.2, -1e300, -2.0, -0.6]
     ref = unlikely_rows_reference([1.0, 1.0, 1.0, 0.0], [1, 1, 1, 0], loglik, index, [1] * 4, 0.5)

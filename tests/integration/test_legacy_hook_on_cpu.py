@@ -1,7 +1,6 @@
-"""The legacy trainer (trainer.use_v1=false) path: verl's module-level
-``compute_advantage`` / ``compute_data_metrics`` wrapped by our hook, fed a
-DataProto shaped as the legacy fit loop builds it (reward extras in
-``non_tensor_batch``)."""
+"""The legacy trainer (trainer.use_v1=false) path: verl's module-level ``compute_advantage``
+(wrapped by the plugin) and ``compute_data_metrics`` (wrapped by our legacy TaskRunner), fed a
+DataProto shaped as the legacy fit loop builds it (reward extras in ``non_tensor_batch``)."""
 
 import numpy as np
 import pytest
@@ -15,14 +14,9 @@ from _reference import reference_advantages
 
 
 @pytest.fixture
-def legacy_hook(monkeypatch):
-    from verl_focal.integration.dataproto_hook import install_legacy_hook
-
-    # monkeypatch records the originals so teardown restores verl's functions
-    monkeypatch.setattr(ray_trainer, "compute_advantage", ray_trainer.compute_advantage)
-    monkeypatch.setattr(ray_trainer, "compute_data_metrics", ray_trainer.compute_data_metrics)
-    install_legacy_hook()
-    install_legacy_hook()  # idempotent
+def legacy(legacy_hook):
+    legacy_hook()
+    legacy_hook()  # idempotent: compute_data_metrics is wrapped once
     return ray_trainer
 
 
@@ -50,22 +44,22 @@ def _legacy_batch():
     return data, uid, acc, score
 
 
-def test_legacy_compute_advantage_uses_acc_and_logs_diagnostics(legacy_hook):
+def test_legacy_compute_advantage_uses_acc_and_logs_diagnostics(legacy):
     data, uid, acc, score = _legacy_batch()
     algo = OmegaConf.create({"adv_estimator": "f_grpo", "focal": {"gamma": 0.5}})
-    out = legacy_hook.compute_advantage(data, adv_estimator="f_grpo", config=algo)
+    out = legacy.compute_advantage(data, adv_estimator="f_grpo", config=algo)
     ref = reference_advantages(score.tolist(), uid, [True] * 8, gamma=0.5, correct=acc.tolist())
     assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-6)
-    metrics = legacy_hook.compute_data_metrics(batch=out, use_critic=False)
+    metrics = legacy.compute_data_metrics(batch=out, use_critic=False)
     assert metrics["focal/acc_from_extra_frac"] == 1.0
     assert metrics["focal/weight_mean_active"] == pytest.approx((0.5**0.5 + 0.75**0.5) / 2)
     assert "critic/score/mean" in metrics  # verl's own metrics are still there
     assert "verl_focal_metrics" not in out.meta_info  # consumed
 
 
-def test_legacy_hook_passes_builtin_estimators_through(legacy_hook):
+def test_legacy_hook_passes_builtin_estimators_through(legacy):
     data, uid, _, score = _legacy_batch()
-    out = legacy_hook.compute_advantage(data, adv_estimator="grpo", config=OmegaConf.create({}))
+    out = legacy.compute_advantage(data, adv_estimator="grpo", config=OmegaConf.create({}))
     ref = reference_advantages(score.tolist(), uid, [True] * 8, gamma=0.0)
     assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-5)
     assert "verl_focal_metrics" not in out.meta_info

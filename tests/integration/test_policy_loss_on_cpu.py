@@ -12,7 +12,7 @@ from omegaconf import OmegaConf, open_dict
 from verl.trainer.ppo.core_algos import agg_loss, get_adv_estimator_fn, get_policy_loss_fn
 from verl.utils.config import omega_conf_to_dataclass
 
-from verl_focal.integration.context import AdvantageContext, use_context
+from verl_focal.estimators.context import AdvantageContext, use_context
 
 V = 11
 

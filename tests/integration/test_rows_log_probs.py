@@ -1,12 +1,13 @@
-"""The hook's per-row reduction of verl's ``old_log_probs`` (padded, jagged and per-row layouts)."""
+"""The hook's per-row reduction of verl's ``old_log_probs`` from the DataProto it is handed."""
 
 import pytest
 import torch
 
-from verl_focal.integration.rows import (
+from verl_focal.estimators.rows import (
     OLD_LOG_PROB_SUM,
     OLD_LOG_PROB_TOKENS,
     OLD_LOG_PROBS,
+    attach_old_log_probs,
     build_context,
     sequence_log_prob_columns,
 )
@@ -33,35 +34,34 @@ def test_padded_tensor_layout():
     assert cols[OLD_LOG_PROB_TOKENS].tolist() == counts
 
 
-@pytest.mark.parametrize("layout", ["jagged", "list"])
-def test_jagged_and_per_row_layouts(layout):
-    lps = [torch.tensor(r) for r in ROWS]
-    ms = [torch.tensor(mk, dtype=torch.float32) for mk in MASKS]
-    if layout == "jagged":
-        lps = torch.nested.as_nested_tensor(lps, layout=torch.jagged)
-        ms = torch.nested.as_nested_tensor(ms, layout=torch.jagged)
-    cols = sequence_log_prob_columns(lps, ms)
-    sums, counts = _expected()
-    assert cols[OLD_LOG_PROB_SUM].tolist() == pytest.approx(sums)
-    assert cols[OLD_LOG_PROB_TOKENS].tolist() == counts
+def test_attach_old_log_probs_reads_the_dataproto_batch():
+    """The DataProto's ``old_log_probs`` under ``response_mask`` (else the response part of ``attention_mask``)."""
+    from tensordict import TensorDict
 
-
-def test_build_context_attaches_log_probs_only_when_needed():
-    cols = sequence_log_prob_columns(torch.tensor([[-1.0], [-2.0]]), torch.ones(2, 1))
-    ctx = build_context(["a", "a"], frozenset({OLD_LOG_PROBS}), old_log_probs=cols)
-    assert ctx.extras[OLD_LOG_PROB_SUM].tolist() == [-1.0, -2.0]
-    assert OLD_LOG_PROBS not in ctx.extras  # the need itself is not looked up as a reward extra
-    ctx = build_context(["a", "a"], frozenset({"acc"}), old_log_probs=cols)
-    assert OLD_LOG_PROB_SUM not in ctx.extras
+    lp = torch.tensor([[-1.0, -0.5], [-2.0, -9.0]])
+    ctx = build_context(["a", "a"], frozenset({OLD_LOG_PROBS}))
+    assert OLD_LOG_PROBS not in ctx.extras and OLD_LOG_PROB_SUM not in ctx.extras  # not a reward extra
+    attach_old_log_probs(ctx, TensorDict({"old_log_probs": lp, "response_mask": torch.tensor([[1, 1], [1, 0]])}, [2]))
+    assert ctx.extras[OLD_LOG_PROB_SUM].tolist() == [-1.5, -2.0]
+    attention = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]])  # 2 prompt tokens, then the response
+    ctx = build_context(["a", "a"], frozenset({OLD_LOG_PROBS}))
+    attach_old_log_probs(ctx, TensorDict({"old_log_probs": lp, "attention_mask": attention}, [2]))
+    assert ctx.extras[OLD_LOG_PROB_TOKENS].tolist() == [2.0, 1.0]
+    attach_old_log_probs(ctx := build_context(["a"], frozenset({OLD_LOG_PROBS})), TensorDict({}, [1]))
+    assert OLD_LOG_PROB_SUM not in ctx.extras  # no column: nothing (the estimator refuses with its message)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_jagged_layout_with_an_empty_row_and_an_integer_mask(dtype):
+def test_padded_layout_with_an_empty_row_and_an_integer_mask(dtype):
     """verl's masks are int64; an empty response has no tokens; the sums accumulate in float64."""
     rows = [[-0.5, -1.0, -0.25], [], [-2.0], [-1e-3] * 5000]
     masks = [[1, 0, 1], [], [1], [1] * 5000]
-    lps = torch.nested.as_nested_tensor([torch.tensor(r, dtype=dtype) for r in rows], layout=torch.jagged)
-    ms = torch.nested.as_nested_tensor([torch.tensor(m, dtype=torch.int64) for m in masks], layout=torch.jagged)
+    width = max(len(r) for r in rows)
+    lps = torch.full((len(rows), width), -7.0, dtype=dtype)
+    ms = torch.zeros(len(rows), width, dtype=torch.int64)
+    for i, (r, m) in enumerate(zip(rows, masks)):
+        lps[i, : len(r)] = torch.tensor(r, dtype=dtype)
+        ms[i, : len(m)] = torch.tensor(m, dtype=torch.int64)
     cols = sequence_log_prob_columns(lps, ms)
     exact = [sum(float(torch.tensor(x, dtype=dtype)) * m for x, m in zip(r, mk)) for r, mk in zip(rows, masks)]
     assert cols[OLD_LOG_PROB_SUM].tolist() == pytest.approx(exact, rel=1e-12, abs=1e-12)
@@ -72,11 +72,12 @@ def test_input_metrics_count_the_rows_whose_inputs_arrived():
     """``verl_focal/acc_rows_frac`` and ``verl_focal/old_log_prob_rows_frac``: finite values / rows."""
     import math
 
-    from verl_focal.integration.step import input_metrics
+    from verl_focal.estimators.step import input_metrics
 
     infos = [{"acc": 1.0}, {"acc": 0.0}, {}, {"acc": 1.0}]  # row 2: no acc extra
     cols = {OLD_LOG_PROB_SUM: [-1.0, math.nan, -2.0, -0.5], OLD_LOG_PROB_TOKENS: [1.0, 0.0, 2.0, 1.0]}
-    ctx = build_context(["a", "a", "b", "b"], frozenset({"acc", OLD_LOG_PROBS}), infos, old_log_probs=cols)
+    ctx = build_context(["a", "a", "b", "b"], frozenset({"acc", OLD_LOG_PROBS}), infos)
+    ctx.extras.update(cols)
     assert input_metrics(ctx, frozenset({"acc", OLD_LOG_PROBS})) == {
         "verl_focal/acc_rows_frac": 0.75,
         "verl_focal/old_log_prob_rows_frac": 0.75,

@@ -1,12 +1,8 @@
 """The v1 trainer's real ``_compute_advantage`` through our hook, with a real TransferQueue.
 
-Rows are written to TransferQueue exactly as verl's agent loop writes them
-(``AgentLoopOutput.as_dict`` -> ``list_of_dict_to_tensordict`` ->
-``kv_batch_put`` with keys ``{uid}_{session}_{index}``); the reward extras sit
-in ``extra_fields["reward_extra_info"]``.  Nothing is faked: only the trainer's
-GPU-bound ``__init__`` (resource pools, workers) is skipped by building the
-object with ``__new__`` and setting the two attributes ``_compute_advantage``
-reads (``config``, ``tokenizer``).
+Rows are written to TransferQueue exactly as verl's agent loop writes them (tests/verl_harness.py);
+the reward extras sit in ``extra_fields["reward_extra_info"]``.  Only the trainer's GPU-bound
+``__init__`` (resource pools, workers) is skipped (:func:`verl_harness.v1_trainer`).
 """
 
 from __future__ import annotations
@@ -16,59 +12,24 @@ import pytest
 import verl  # noqa: F401
 
 from _reference import reference_advantages
+from verl_harness import Rollout, first_token_advantages, put_rollouts, v1_trainer, word_tokenizer
+
+WORDS = ["<pad>", "<eos>", "case", "one", "two", "count", "complement", "answer", "is", "7", "9", "so"]
 
 
 @pytest.fixture(scope="module")
-def tokenizer(tmp_path_factory):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    words = ["<pad>", "<eos>", "case", "one", "two", "count", "complement", "answer", "is", "7", "9", "so"]
-    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<pad>"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
+def tokenizer():
+    return word_tokenizer(WORDS)
 
 
-def _put_rollouts(tq, tokenizer, partition, groups, rng):
-    """groups: {uid: [(response_text, reward, acc), ...]}; returns KVBatchMeta."""
-    from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
-    from verl.utils.tensordict_utils import list_of_dict_to_tensordict
-
-    keys, fields = [], []
-    for uid, rows in groups.items():
-        for session, (text, reward, acc) in enumerate(rows):
-            ids = tokenizer(text)["input_ids"]
-            out = AgentLoopOutput(
-                prompt_ids=[2, 3],
-                response_ids=ids,
-                response_mask=[1] * len(ids),
-                reward_score=float(reward),
-                num_turns=2,
-                metrics=AgentLoopMetrics(),
-                extra_fields={"reward_extra_info": {"acc": float(acc), "score": float(reward)}},
-            )
-            field = out.as_dict()
-            field.update({"uid": uid, "raw_prompt": [{"role": "user", "content": f"problem {uid}"}]})
-            keys.append(f"{uid}_{session}_0")
-            fields.append(field)
-    order = rng.permutation(len(keys))  # TransferQueue batches need not be grouped
-    keys = [keys[i] for i in order]
-    fields = [fields[i] for i in order]
-    return tq.kv_batch_put(keys=keys, partition_id=partition, fields=list_of_dict_to_tensordict(fields))
-
-
-def _trainer(composed_config, tokenizer, overrides):
-    from verl_focal.integration.trainer import hooked_trainer_cls
-
-    cfg = composed_config(overrides)
-    trainer = object.__new__(hooked_trainer_cls("sync"))
-    trainer.config = cfg
-    trainer.tokenizer = tokenizer
-    return trainer
+def _rollouts(tokenizer, groups):
+    """groups: {uid: [(response_text, reward, acc), ...]}"""
+    return [Rollout(uid, tokenizer(text)["input_ids"], reward, {"acc": float(acc), "score": float(reward)},
+                    session=s, prompt=f"problem {uid}")
+            for uid, rows in groups.items() for s, (text, reward, acc) in enumerate(rows)]
 
 
 def test_f_grpo_through_v1_compute_advantage(transfer_queue, composed_config, tokenizer):
-    rng = np.random.default_rng(0)
     # shaped rewards: the correct answer in group g0 row 1 scores 0.2 (overlong penalty), acc says correct
     groups = {
         "g0": [("answer is 7", 1.0, 1), ("so answer is 7", 0.2, 1), ("answer is 9", -1.0, 0), ("count", -1.0, 0)],
@@ -76,13 +37,13 @@ def test_f_grpo_through_v1_compute_advantage(transfer_queue, composed_config, to
         "g2": [("answer is 9", -1.0, 0)],  # singleton group
         "g3": [("answer is 7", 1.0, 1), ("answer is 7", 1.0, 1)],  # all correct
     }
-    meta = _put_rollouts(transfer_queue, tokenizer, "train", groups, rng)
-    trainer = _trainer(composed_config, tokenizer, ["algorithm.adv_estimator=f_grpo", "algorithm.focal.gamma=1.0"])
+    meta = put_rollouts(transfer_queue, _rollouts(tokenizer, groups), rng=np.random.default_rng(0))
+    config = composed_config(["algorithm.adv_estimator=f_grpo", "algorithm.focal.gamma=1.0"])
+    trainer = v1_trainer(config, tokenizer)
     metrics: dict = {}
     trainer._compute_advantage(meta, metrics)
 
-    got = transfer_queue.kv_batch_get(keys=meta.keys, partition_id="train", select_fields=["advantages", "uid"])
-    adv = [t[0].item() for t in got["advantages"].unbind()]  # nested, one scalar broadcast per token
+    adv = first_token_advantages(transfer_queue, meta)  # one scalar broadcast per token
     # independent expectation, in the batch's key order
     lookup = {f"{u}_{s}_0": (u, r, a) for u, rows in groups.items() for s, (_, r, a) in enumerate(rows)}
     uids = [lookup[k][0] for k in meta.keys]
@@ -102,24 +63,25 @@ def test_f_grpo_through_v1_compute_advantage(transfer_queue, composed_config, to
 
 
 def test_builtin_estimator_passes_through_untouched(transfer_queue, composed_config, tokenizer):
-    rng = np.random.default_rng(1)
     groups = {"h0": [("answer is 7", 1.0, 1), ("answer is 9", 0.0, 0), ("count", 0.0, 0)]}
-    meta = _put_rollouts(transfer_queue, tokenizer, "train", groups, rng)
-    trainer = _trainer(composed_config, tokenizer, ["algorithm.adv_estimator=grpo"])
+    meta = put_rollouts(transfer_queue, _rollouts(tokenizer, groups), rng=np.random.default_rng(1))
+    trainer = v1_trainer(composed_config(["algorithm.adv_estimator=grpo"]), tokenizer)
     metrics: dict = {}
     trainer._compute_advantage(meta, metrics)
-    assert not any(k.startswith("focal/") for k in metrics)
+    assert not any(k.startswith(("focal/", "verl_focal/")) for k in metrics)
+    assert first_token_advantages(transfer_queue, meta) == pytest.approx(
+        reference_advantages([1.0, 0.0, 0.0], np.array(["h0"] * 3, dtype=object), [True] * 3), abs=1e-5)
 
 
-def test_hook_fetches_text_for_estimators_that_need_it(transfer_queue, composed_config, tokenizer):
-    """The data path later estimators use: responses decoded and problems extracted, row-aligned."""
-    from verl_focal.integration.trainer import FocalHookMixin
+def test_one_transferqueue_read_gives_every_per_row_field(transfer_queue, composed_config, tokenizer):
+    """``tq_rows``: uids, reward extras and problems row-aligned; responses read and decoded on demand."""
+    from verl_focal.estimators.rows import context_from_rows
+    from verl_focal.integration.trainer import tq_rows
 
-    rng = np.random.default_rng(2)
     groups = {"t0": [("case one", 1.0, 1), ("complement count", 1.0, 1)], "t1": [("answer is 9", 0.0, 0)]}
-    meta = _put_rollouts(transfer_queue, tokenizer, "train", groups, rng)
-    trainer = _trainer(composed_config, tokenizer, [])
-    ctx = FocalHookMixin._focal_fetch_context(trainer, meta, frozenset({"acc", "responses", "problems", "score"}))
+    meta = put_rollouts(transfer_queue, _rollouts(tokenizer, groups), rng=np.random.default_rng(2))
+    needs = frozenset({"acc", "responses", "problems", "score"})
+    ctx = context_from_rows(tq_rows(meta, needs, "acc", tokenizer), needs)
     expected = {f"{u}_{s}_0": (u, t, a, r) for u, rows in groups.items() for s, (t, r, a) in enumerate(rows)}
     assert list(ctx.uids) == [expected[k][0] for k in meta.keys]
     assert ctx.responses == [expected[k][1] for k in meta.keys]

@@ -5,12 +5,11 @@ from math import comb
 import pytest
 import verl  # noqa: F401
 
+from verl_harness import v1_trainer
+
 
 def test_hooked_trainer_adds_unbiased_pass_at_k(composed_config):
-    from verl_focal.integration.trainer import hooked_trainer_cls
-
-    trainer = object.__new__(hooked_trainer_cls("sync"))
-    trainer.config = composed_config([])
+    trainer = v1_trainer(composed_config([]))
     # two prompts x 4 samples: c = 1 and c = 3
     uids = ["a"] * 4 + ["b"] * 4
     acc = [1, 0, 0, 0, 1, 1, 0, 1]

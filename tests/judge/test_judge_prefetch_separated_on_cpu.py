@@ -7,7 +7,7 @@ the judge's requests -- when the log-prob step begins, and the advantage step jo
 judge is conftest.py's scripted loopback server, holding every request until the test says the
 pass is over.
 
-Faked, and why: the trainer object is made without its constructor (``object.__new__``, as in
+Faked, and why: the trainer object is made without its constructor (tests/verl_harness.py, as in
 tests/integration/test_separated_trainers_on_cpu.py; its constructor starts Ray worker pools),
 and the old-log-prob pass is verl's bypass mode (the one-step-off default), which needs no worker.
 """
@@ -26,10 +26,10 @@ from test_judge_hook_on_cpu import (
     tokenizer,
 )
 
+from verl_harness import separated_trainer
+
 
 def test_separated_trainer_sends_the_judge_requests_at_the_log_prob_pass(judge_server):
-    from verl.experimental.one_step_off_policy.ray_trainer import OneStepOffRayTrainer
-
     import verl_focal.partition.judge  # noqa: F401  (registers the partitioner)
     import verl_focal.plugin  # noqa: F401  (hooks the separated trainers when their module is imported)
     from verl_focal.integration.preflight import compose_config
@@ -40,15 +40,11 @@ def test_separated_trainer_sends_the_judge_requests_at_the_log_prob_pass(judge_s
     data = batch(tok, "sep")
     rewards = data.batch.pop("token_level_rewards")
     data.batch["rollout_log_probs"] = -torch.ones_like(rewards)  # bypass mode copies these to old_log_probs
-    trainer = object.__new__(OneStepOffRayTrainer)
-    trainer.config = compose_config(
+    config = compose_config(
         [*judge_overrides(judge_server.base_url), "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4"],
         trainer="one_step_off",
     )
-    trainer.tokenizer = tok
-    trainer.metrics, trainer.timing_raw = {}, {}
-    trainer.reward_tensor = rewards
-    trainer.reward_extra_infos_dict = {"acc": [float(r[2]) for r in ROWS]}
+    trainer = separated_trainer("one_step_off", config, tok, rewards, {"acc": [float(r[2]) for r in ROWS]})
 
     out = trainer._fit_compute_log_prob(data)
     # it returned while every request is still held at the server: it did not wait for the judge

@@ -363,7 +363,7 @@ def test_estimator_is_registered(name):
     if est in ours:
         spec = get_spec(est)
         assert spec is not None and fn is spec.fn
-        assert fn.__module__.startswith("verl_focal.integration.estimators_")
+        assert fn.__module__.startswith("verl_focal.estimators.")
         assert get_adv_estimator_fn(alias(est)) is fn  # the namespaced alias is the same function
     else:
         assert get_spec(est) is None and not fn.__module__.startswith("verl_focal")

@@ -42,7 +42,7 @@ from verl_focal.core.groups import BASES
 from verl_focal.core.passk_advantage import K_MAX, K_MIN
 from verl_focal.core.unlikeliness import BETA_MAX, BETA_MIN, LIKELIHOODS
 
-#: ``algorithm.focal.correctness`` values, read by :mod:`verl_focal.integration.inputs`
+#: ``algorithm.focal.correctness`` values, read by :mod:`verl_focal.estimators.inputs`
 CORRECTNESS_MODES = ("auto", "acc", "reward")
 #: ``algorithm.cue.source`` values, read by the Cue-GRPO estimators
 CUE_SOURCES = ("auto", "signature", "text")
@@ -379,7 +379,7 @@ class AlgorithmSettings:
 
     Built once by :func:`parse_settings` (at start-up, and once per training step by the trainer
     hook, which hands it down to the estimator's ``needs``/``prefetch``/``prepare`` steps and, in
-    the :class:`~verl_focal.integration.context.AdvantageContext`, to the estimator itself).
+    the :class:`~verl_focal.estimators.context.AdvantageContext`, to the estimator itself).
     """
 
     focal: FocalConfig = field(default_factory=FocalConfig)

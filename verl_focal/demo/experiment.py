@@ -261,14 +261,23 @@ def _trough(runs: list[dict], arms: list[Arm]) -> dict[str, Any]:
     return {"grpo_arms": [name for _, name in grpo], "pass@256_mean": means, "trough": min(means, key=means.get)}
 
 
+def require_verl() -> None:
+    """The verl names the demo's RL loop uses (integration/compat.py), checked before anything runs: a missing
+    one is a :class:`~verl_focal.config.errors.ConfigError` naming it."""
+    from verl_focal.integration.compat import require
+
+    require(["demo", "estimators"], "verl-focal demo")
+
+
 def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | None = None, log=print) -> dict[str, Any]:
     """Run every seed (its own SFT policy, then every arm from it); return all results (JSON-ready), with claims.
 
     ``claims``: every arm against its seed's SFT policy and against GRPO N=8, plus each arm's ``compare_with``;
     with GRPO at three or more group sizes, F-GRPO N=8 also against GRPO at the trough (``group_size``)."""
+    cfg.validate()
+    require_verl()
     from verl_focal.demo.rl import estimator_available  # imports verl (7-10 s)
 
-    cfg.validate()
     torch.set_num_threads(cfg.threads)
     t_start, cpu_start = time.time(), time.process_time()
     familiar, unfamiliar = split_problems(cfg.task_seed, cfg.unfamiliar_frac)

@@ -6,12 +6,12 @@ One step, for a batch of B training prompts each repeated N times:
 2. reward: the task verifier, 1 correct / 0 wrong, placed on the last response token;
 3. advantages: verl's ``ray_trainer.compute_advantage`` dispatch with
    ``algorithm.adv_estimator`` set to the arm's estimator (``grpo`` or one of
-   ours), inside :func:`verl_focal.integration.context.use_context` carrying
+   ours), inside :func:`verl_focal.estimators.context.use_context` carrying
    per-row ``acc``, response texts, problems and, for estimators that need them,
    the rollout policy's sequence log-probs of the sampled responses (verl's
    ``old_log_probs``, from the policy's forward pass before the update) -- what
    our trainer hook builds in a real verl run -- run by the hooks' own
-   :class:`verl_focal.integration.step.AdvantageStep` (parse once, prefetch, prepare, advantage);
+   :class:`verl_focal.estimators.step.AdvantageStep` (parse once, prefetch, prepare, advantage);
 4. loss: verl's ``get_policy_loss_fn("vanilla")`` (PPO clip; it aggregates with
    verl's ``agg_loss``, token-mean) on one on-policy update (old = current
    log-probs, as in the F-GRPO small-model runs); AdamW, gradient clip 1.0.
@@ -36,10 +36,10 @@ from verl_focal.demo.arms import Arm
 from verl_focal.demo.model import PROMPT_LEN, encode_prompts
 from verl_focal.demo.rollout import make_rollout, prompt_batch
 from verl_focal.demo.task import Problem, strategy_of, verify
-from verl_focal.integration.context import AdvantageContext
+from verl_focal.estimators.context import AdvantageContext
+from verl_focal.estimators.rows import OLD_LOG_PROBS, sequence_log_prob_columns
+from verl_focal.estimators.step import AdvantageStep
 from verl_focal.integration.registration import get_spec, register_all
-from verl_focal.integration.rows import OLD_LOG_PROBS, sequence_log_prob_columns
-from verl_focal.integration.step import AdvantageStep
 
 __all__ = [
     "Arm",

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import warnings
 
-__all__ = ["add_arguments", "run", "probe_fresh_process", "validate_here"]
+__all__ = ["add_arguments", "run", "validate_here"]
 
 #: runs in a fresh interpreter: `import verl` first (the probe: only the entry point may load us), then the checks
 _PROBE = r"""
@@ -44,13 +44,17 @@ try:
     import verl
     out["verl_version"] = verl.__version__
     out["plugin_loaded"] = "verl_focal.plugin" in sys.modules
+    from verl_focal.integration.compat import available, disabled
     from verl_focal.integration.registration import collisions, get_spec, registered_names
     out["estimators"] = [n for n in registered_names(aliases=True) if get_spec(n) is not None]
     out["collisions"] = collisions()
-    from verl.trainer.ppo.v1 import trainer_base
-    out["trainer_modes"] = sorted(n for n in trainer_base.TRAINER_REGISTRY if n.startswith("focal_"))
-    from verl_focal.integration.registration import register_all
-    out["expected"] = register_all()  # after the snapshot above: what the plugin should have registered
+    if available("v1"):  # imports verl's v1 trainer: the plugin's hook installs there
+        from verl.trainer.ppo.v1 import trainer_base
+        out["trainer_modes"] = sorted(n for n in trainer_base.TRAINER_REGISTRY if n.startswith("focal_"))
+    out["disabled"] = disabled()
+    if available("estimators"):
+        from verl_focal.integration.registration import register_all
+        out["expected"] = register_all()  # after the snapshot above: what the plugin should have registered
 except Exception as e:
     out["ok"] = False
     out["problems"].append(f"{type(e).__name__}: {e}")
@@ -74,13 +78,6 @@ def _parse_probe(proc_stdout: str, returncode: int, stderr: str) -> dict:
                                       f"(run `python -c 'import verl'` to see the whole error)"]}
 
 
-def probe_fresh_process(timeout: float = 300.0) -> dict:
-    """Import verl in a new interpreter and report what our plugin registered."""
-    proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ), check=False)
-    return _parse_probe(proc.stdout, proc.returncode, proc.stderr)
-
-
 def _plugin_problems(probe: dict) -> list[str]:
     problems = list(probe.get("problems", []))
     if not probe.get("ok", False):
@@ -91,19 +88,13 @@ def _plugin_problems(probe: dict) -> list[str]:
             "(reinstall with `pip install -e .` / `pip install verl-focal`) or disabled by VERL_USE_EXTERNAL_PLUGINS"
         )
     held = probe.get("collisions", {})
-    if "expected" in probe:
-        expected = probe["expected"]
-    else:  # a probe result from elsewhere: ask this process (imports verl)
-        from verl_focal.integration.registration import register_all
-
-        expected = register_all()
-    for name in expected:
+    for name in probe.get("expected", []):  # (a renamed verl name: the config check names it, per estimator)
         if name not in probe.get("estimators", []) and name not in held:
             problems.append(
                 f"estimator {name!r} is not registered after `import verl`; run "
                 "`python -c 'import verl_focal.plugin'` to see the import error verl swallowed"
             )
-    if "focal_sync" not in probe.get("trainer_modes", []):
+    if "trainer_modes" in probe and "focal_sync" not in probe["trainer_modes"]:
         problems.append("trainer mode 'focal_sync' was not registered when verl's v1 trainer was imported")
     return problems
 
@@ -139,21 +130,14 @@ def _worth_reporting(w: warnings.WarningMessage) -> bool:
     return "engine is not available" not in str(w.message)
 
 
-def _bindings_line() -> str:
-    """Which of verl's ``compute_advantage`` bindings carry our hook in a process that imported verl's
-    trainers (docs/compatibility.md): the separated trainers' is hooked on import by the plugin, the
-    legacy trainer's by our entry point's TaskRunner when it starts."""
-    from verl_focal.integration.dataproto_hook import hooked_bindings
+def _hooks_line() -> str:
+    """Which hooks are installed in this process, and which are not (a verl name missing: docs/architecture.md)."""
+    from verl_focal.integration.compat import FEATURES, disabled
 
-    parts = []
-    for module, hooked in hooked_bindings().items():
-        if hooked:
-            parts.append(f"{module} (hooked)")
-        elif module == "verl.trainer.ppo.ray_trainer":
-            parts.append(f"{module} (hooked by our legacy TaskRunner at start-up)")
-        else:
-            parts.append(f"{module} (NOT hooked)")
-    return "hook: v1 trainer modes focal_*; compute_advantage bindings " + "; ".join(parts)
+    off = disabled()
+    on = [f for f in ("advantage", "v1", "separated") if f not in off]
+    line = "hooks: " + ", ".join(on) if on else "hooks: none"
+    return line + "".join(f"; NOT installed: {FEATURES[f]} ({why})" for f, why in off.items())
 
 
 def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool = False,
@@ -198,8 +182,11 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
     if sections is None:
         return out
     est = str(config.algorithm.adv_estimator)
-    out["checked"].append(_bindings_line())
+    out["checked"].append(_hooks_line())
     spec = get_spec(config.algorithm.adv_estimator)
+    from verl_focal.integration.late_checks import unread_keys
+
+    out["warnings"] += unread_keys(config, overrides)
     used = spec.sections if spec is not None else frozenset()
     ours = ", ".join(f"algorithm.{s}" for s in sorted(used)) or "none used"
     out["checked"].append(f"config: algorithm.adv_estimator={est}; our sections ({ours}) and verl's validate_config")
@@ -262,6 +249,9 @@ def _report(problems: list[str], warns: list[str], checked: list[str], result: d
     if not problems:
         for w in dict.fromkeys(warns):  # once each, in order
             print(f"[warning] {w}", file=sys.stderr)
+    if len(problems) == 1:
+        print(f"verl-focal check FAILED: {problems[0]}", file=sys.stderr)
+        return 2
     if problems:
         print("verl-focal check FAILED:", file=sys.stderr)
         for p in problems:

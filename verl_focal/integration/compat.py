@@ -1,88 +1,233 @@
-"""The verl contract: every verl symbol verl-focal relies on, checked by name.
+"""The verl contract: every verl name verl-focal reads, calls, wraps or replaces, and what needs it.
 
-The pin itself lives only in ``pyproject.toml`` (``verl[verl-core]==X``);
-:func:`pinned_verl_spec` reads it back from the installed metadata.  If the
-installed verl lacks a symbol listed here, :func:`require_contract` raises an
-ImportError that names the symbol and the fix, instead of a confusing failure
-at step 1.
+verl-focal lives in verl's process (the ``verl.plugins`` entry point is imported on every
+``import verl``), so a renamed verl name must never break verl.  Each name is listed in
+:data:`CONTRACT` with the *feature* that needs it (:data:`FEATURES`).  The rule:
 
-What verl-focal *replaces* in verl is listed apart: the trainer methods the hook
-overrides (:data:`TRAINER_METHODS`) and the module functions the legacy hook
-wraps (:data:`LEGACY_WRAPPED`).  No verl import at module level.
+* every install step runs through :func:`install`: when a name of its feature is missing, it logs one
+  WARNING naming the names and the feature and installs nothing for that feature, and an exception
+  inside the step is caught the same way; verl's own code is never touched then;
+* ``verl-focal check``, ``--dry-run`` and our entry points call :func:`require` with the features a
+  config needs (:func:`features_for`): a missing name refuses that config at start-up in one line,
+  and only that config: the rest keep working.
+
+``tests/integration/test_host_safety.py`` renames each listed name in a copy of the installed verl (as
+an upstream refactor would) and checks the rule.  Fields (``field=True``: attributes of verl's data
+objects and trainers whose identifiers are generic words, e.g. ``DataProto.batch``) are checked the same
+way at install, but are not renamed there: verl could not rename them without renaming Python's own.
+
+The pin itself lives in ``pyproject.toml`` (``verl[verl-core]==X``); :func:`pinned_verl_spec` reads it
+back.  No verl import at module level.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import warnings
+import inspect
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = [
-    "LIGHT_CONTRACT",
-    "FULL_CONTRACT",
-    "TRAINER_METHODS",
-    "LEGACY_WRAPPED",
-    "pinned_verl_spec",
-    "check_contract",
-    "require_contract",
-]
+__all__ = ["CONTRACT", "FEATURES", "Touch", "available", "disabled", "features_for", "install", "missing",
+           "pinned_verl_spec", "require"]
 
-#: symbols needed to register and run the estimators (cheap to import)
-LIGHT_CONTRACT: dict[str, tuple[str, ...]] = {
-    "verl.trainer.ppo.core_algos": (
-        "register_adv_est",
-        "get_adv_estimator_fn",
-        "ADV_ESTIMATOR_REGISTRY",
-        "compute_grpo_outcome_advantage",
-        "agg_loss",
-        "get_policy_loss_fn",
-    ),
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Touch:
+    """One verl name: ``module:attribute.path``, how we touch it, the feature that needs it, and why."""
+
+    name: str
+    how: str
+    feature: str
+    why: str
+    field: bool = False
+
+
+#: feature -> what it gives (the warnings and refusals name it)
+FEATURES: dict[str, str] = {
+    "estimators": "verl-focal's advantage estimators in verl's registry",
+    "advantage": "the hook around verl's compute_advantage (old log-probs, agent sessions, the legacy trainer)",
+    "v1": "the hooked v1 trainer modes focal_* (reward extras, texts, the prefetch, validation pass@k)",
+    "legacy": "the legacy trainer (trainer.use_v1=false) through python -m verl_focal.main_ppo",
+    "separated": "the hook of verl's one-step-off and fully-async trainers",
+    "entry": "python -m verl_focal.main_ppo and verl-focal check",
+    "separated_entry": "python -m verl_focal.main_ppo --trainer one_step_off|fully_async",
+    "demo": "verl-focal demo",
 }
 
-#: symbols the trainer hook and the entry point need (imports verl's trainers)
-FULL_CONTRACT: dict[str, tuple[str, ...]] = {
-    **LIGHT_CONTRACT,
-    "verl.protocol": ("DataProto",),
-    "verl.trainer.ppo.ray_trainer": ("compute_advantage", "compute_data_metrics"),
-    "verl.trainer.ppo.v1.trainer_base": ("PPOTrainer", "register_trainer", "get_trainer_cls", "TRAINER_REGISTRY",
-                                         "compute_advantage_for_multi_trajectories"),
-    "verl.trainer.ppo.v1.utils": ("compute_advantage",),
-    "verl.trainer.ppo.utils": ("need_critic", "need_reference_policy"),
-    "verl.trainer.main_ppo": ("run_ppo", "TaskRunnerV1"),
-    "verl.trainer.main_ppo_v0": ("TaskRunner",),
-    "verl.utils.config": ("validate_config", "omega_conf_to_dataclass"),
-    "verl.utils.device": ("auto_set_device",),
-    "transfer_queue": ("kv_batch_get", "kv_batch_put"),
-    "verl.experimental.separation.ray_trainer": ("compute_advantage", "SeparateRayPPOTrainer"),
-}
+_CA = "verl.trainer.ppo.core_algos"
+_RT = "verl.trainer.ppo.ray_trainer"
+_V1 = "verl.trainer.ppo.v1.trainer_base"
+_SEP = "verl.experimental.separation.ray_trainer"
 
-#: symbols ``--trainer one_step_off`` / ``fully_async`` need (imported only when that trainer runs)
-SEPARATED_CONTRACT: dict[str, tuple[str, ...]] = {
-    "verl.experimental.one_step_off_policy.main_ppo": ("OneStepTaskRunner",),
-    "verl.experimental.fully_async_policy.fully_async_main": ("FullyAsyncTaskRunner",),
-    "verl.experimental.reward_loop": ("migrate_legacy_reward_impl",),
-}
+CONTRACT: tuple[Touch, ...] = (
+    Touch(f"{_CA}:ADV_ESTIMATOR_REGISTRY", "registry write", "estimators", "our estimators are registered there"),
+    Touch(f"{_CA}:AdvantageEstimator", "read", "estimators", "the pre-flight lists verl's estimator names"),
+    Touch(f"{_RT}:compute_advantage", "wrap", "advantage", "every trainer reaches an estimator through it"),
+    Touch("verl.protocol:DataProto.select_idxs", "call", "advantage", "the final-output rule of agent sessions"),
+    Touch("verl.protocol:DataProto.batch", "read", "advantage", "old log-probs, response ids", field=True),
+    Touch("verl.protocol:DataProto.non_tensor_batch", "read", "advantage", "uids, reward extras", field=True),
+    Touch("verl.protocol:DataProto.meta_info", "write", "advantage", "a legacy step's metrics", field=True),
+    Touch(f"{_V1}:PPOTrainer", "subclass", "v1", "the hooked trainer modes focal_*"),
+    Touch(f"{_V1}:PPOTrainer._compute_old_log_prob", "override", "v1", "starts the prefetch before the pass"),
+    Touch(f"{_V1}:PPOTrainer._compute_advantage", "override", "v1", "installs the step's context"),
+    Touch(f"{_V1}:PPOTrainer._val_metrics_update", "override", "v1", "unbiased pass@k on validation"),
+    Touch(f"{_V1}:PPOTrainer.config", "read", "v1", "the algorithm config", field=True),
+    Touch(f"{_V1}:PPOTrainer.tokenizer", "read", "v1", "decodes response ids", field=True),
+    Touch(f"{_V1}:register_trainer", "call", "v1", "registers focal_sync & co."),
+    Touch(f"{_V1}:get_trainer_cls", "call", "v1", "the base class of each hooked mode"),
+    Touch(f"{_V1}:TRAINER_REGISTRY", "read", "v1", "a mode registered twice is kept once"),
+    Touch("verl.trainer.ppo.v1.utils:compute_advantage", "read", "v1",
+          "must be ray_trainer's (the wrapped) function: old log-probs and agent sessions"),
+    Touch("transfer_queue:kv_batch_get", "call", "v1", "reads the reward extras, prompts and response ids"),
+    Touch("transfer_queue:KVBatchMeta.keys", "read", "v1", "the batch's rows", field=True),
+    Touch("transfer_queue:KVBatchMeta.partition_id", "read", "v1", "the batch's partition", field=True),
+    Touch("verl.trainer.main_ppo_v0:TaskRunner", "subclass", "legacy", "installs the legacy hook in its actor"),
+    Touch(f"{_RT}:compute_data_metrics", "wrap", "legacy", "a legacy step's metrics reach verl's log"),
+    Touch("verl.utils.config:omega_conf_to_dataclass", "call", "legacy", "builds the tokenizer"),
+    Touch(f"{_SEP}:SeparateRayPPOTrainer", "wrap methods", "separated", "one-step-off and fully-async"),
+    Touch(f"{_SEP}:SeparateRayPPOTrainer._fit_compute_log_prob", "wrap", "separated", "starts the prefetch"),
+    Touch(f"{_SEP}:SeparateRayPPOTrainer._fit_compute_advantage", "wrap", "separated", "the step's context"),
+    Touch(f"{_SEP}:SeparateRayPPOTrainer.reward_extra_infos_dict", "read", "separated",
+          "the reward extras before verl merges them"),
+    Touch(f"{_SEP}:SeparateRayPPOTrainer.metrics", "write", "separated", "the step's metrics", field=True),
+    Touch(f"{_SEP}:SeparateRayPPOTrainer.tokenizer", "read", "separated", "decodes response ids", field=True),
+    Touch(f"{_SEP}:SeparateRayPPOTrainer.config", "read", "separated", "the algorithm config", field=True),
+    Touch(f"{_SEP}:compute_advantage", "read", "separated", "must be ray_trainer's (the wrapped) function"),
+    Touch("verl.trainer.main_ppo:run_ppo", "call", "entry", "starts Ray and the TaskRunner"),
+    Touch("verl.trainer.main_ppo:TaskRunnerV1", "subclass", "entry", "our v1 TaskRunner"),
+    Touch("verl.utils.device:auto_set_device", "call", "entry", "as verl's main_ppo does"),
+    Touch("verl.utils.config:validate_config", "call", "entry", "verl's own config checks at start-up"),
+    Touch("verl.trainer.ppo.utils:need_critic", "call", "entry", "an argument of validate_config"),
+    Touch("verl.trainer.ppo.utils:need_reference_policy", "call", "entry", "an argument of validate_config"),
+    Touch(f"{_CA}:POLICY_LOSS_REGISTRY", "read", "entry", "the pre-flight's loss_mode choices"),
+    Touch(f"{_CA}:kl_penalty", "call", "entry", "the pre-flight's KL estimator choices"),
+    Touch(f"{_CA}:kl_penalty_forward", "read", "entry", "the names of the KL estimators, from its source"),
+    Touch("verl.utils.import_utils:PKG_PATH_PREFIX", "read", "entry", "the reward function, resolved as verl does"),
+    Touch("verl.utils.import_utils:FILE_PATH_PREFIX", "read", "entry", "the reward function, resolved as verl does"),
+    Touch("verl.experimental.one_step_off_policy.main_ppo:OneStepTaskRunner", "call", "separated_entry",
+          "--trainer one_step_off"),
+    Touch("verl.experimental.fully_async_policy.fully_async_main:FullyAsyncTaskRunner", "call",
+          "separated_entry", "--trainer fully_async"),
+    Touch("verl.experimental.reward_loop:migrate_legacy_reward_impl", "call", "separated_entry",
+          "fully-async's entry point does it"),
+    Touch("verl:DataProto", "call", "demo", "the demo's batches"),
+    Touch("verl.workers.rollout.hf_rollout:HFRollout", "call", "demo", "the demo's rollout"),
+    Touch(f"{_CA}:get_policy_loss_fn", "call", "demo", "the demo's policy loss"),
+    Touch(f"{_CA}:agg_loss", "call", "demo", "the demo's entropy metric"),
+)
 
-# What verl-focal replaces in verl (everything else above it only calls):
+_DISABLED: dict[str, str] = {}  # feature -> why (this process)
 
-#: methods of verl's v1 ``PPOTrainer`` that ``FocalHookMixin`` (integration/trainer.py) overrides
-TRAINER_METHODS = ("__init__", "_build_replay_buffer", "_compute_old_log_prob", "_compute_advantage",
-                   "_val_metrics_update")
 
-#: module functions that the DataProto trainers' hook (``integration/dataproto_hook.py``) wraps, by module
-LEGACY_WRAPPED: dict[str, tuple[str, ...]] = {
-    "verl.trainer.ppo.ray_trainer": ("compute_advantage", "compute_data_metrics"),
-    "verl.experimental.separation.ray_trainer": ("compute_advantage",),
-}
+def _resolve(name: str) -> bool:
+    """Whether ``module:attr.path`` exists: each attribute on its object, or, for the last one on a class,
+    a dataclass field or an attribute its methods (in the MRO) assign to ``self``."""
+    module, _, path = name.partition(":")
+    try:
+        obj = importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - a module that fails to import lacks every name
+        return False
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        if hasattr(obj, part):
+            obj = getattr(obj, part)
+            continue
+        return i == len(parts) - 1 and inspect.isclass(obj) and _instance_attribute(obj, part)
+    return True
 
-#: module functions that the v1 hook wraps (the final-output rule for agent sessions, integration/sessions.py)
-V1_WRAPPED: dict[str, tuple[str, ...]] = {
-    "verl.trainer.ppo.v1.trainer_base": ("compute_advantage_for_multi_trajectories",),
-}
 
-#: methods of verl's ``SeparateRayPPOTrainer`` (one-step-off, fully-async) that the hook wraps
-SEPARATED_METHODS = ("_fit_compute_advantage",)
+def _instance_attribute(cls: type, attr: str) -> bool:
+    if attr in getattr(cls, "__dataclass_fields__", {}):
+        return True
+    pattern = re.compile(rf"\bself\.{re.escape(attr)}\s*(:[^=\n]*)?=(?!=)")
+    for klass in inspect.getmro(cls):
+        try:
+            if pattern.search(inspect.getsource(klass)):
+                return True
+        except (OSError, TypeError):  # a builtin or a class without source
+            continue
+    return False
+
+
+def missing(feature: str) -> list[str]:
+    """The names of ``feature`` that the installed verl lacks (importing their modules)."""
+    if feature not in FEATURES:
+        raise ValueError(f"no feature {feature!r}; features: {sorted(FEATURES)}")
+    return [t.name for t in CONTRACT if t.feature == feature and not _resolve(t.name)]
+
+
+def install(feature: str, step: Callable[[], object]) -> bool:
+    """Run the install ``step`` of ``feature`` when all its names exist; else, or when the step raises, log
+    one WARNING and install nothing (see the module docstring).  Never raises; returns whether it ran."""
+    try:
+        gone = missing(feature)
+        if not gone:
+            step()
+            _DISABLED.pop(feature, None)
+            return True
+        why = f"verl {_verl_version()} lacks {', '.join(gone)}"
+    except Exception as e:  # noqa: BLE001 - the host must never see our failure
+        why = f"{type(e).__name__}: {e}"
+    _DISABLED[feature] = why
+    logger.warning("verl-focal: %s is not installed (%s); verl runs as without it. %s", FEATURES[feature], why,
+                   _fix())
+    return False
+
+
+def disabled() -> dict[str, str]:
+    """The features whose install step did not run in this process, with why."""
+    return dict(_DISABLED)
+
+
+def available(feature: str) -> bool:
+    """Whether every name of ``feature`` exists and its install step (if it ran here) succeeded."""
+    return not missing(feature) and feature not in _DISABLED
+
+
+def features_for(trainer: str = "ppo", use_v1: bool = True, ours: bool = True) -> list[str]:
+    """The features a run needs: our entry point's for ``trainer``, and, when the estimator is ``ours``,
+    the registry, the advantage hook and that trainer's hook."""
+    entry = ["entry"] if trainer == "ppo" else ["entry", "separated_entry"]
+    if not ours:
+        return entry
+    hook = ("v1" if use_v1 else "legacy") if trainer == "ppo" else "separated"
+    return [*entry, "estimators", "advantage", hook]
+
+
+def require(features: Iterable[str], what: str) -> None:
+    """Raise :class:`~verl_focal.config.errors.ConfigError` (one line) when a name of ``features`` is missing
+    or a feature's install step failed in this process; ``what`` names the refused config."""
+    from verl_focal.config.errors import ConfigError
+
+    for feature in features:
+        gone = missing(feature)
+        if gone:
+            raise ConfigError(f"{what} needs verl's {gone[0]} ({_how(gone[0])} for {FEATURES[feature]}), which "
+                              f"the installed verl {_verl_version()} lacks; {_fix()}")
+        if feature in _DISABLED:
+            raise ConfigError(f"{what} needs {FEATURES[feature]}, whose install failed: {_DISABLED[feature]}; {_fix()}")
+
+
+def _how(name: str) -> str:
+    return next(t.how for t in CONTRACT if t.name == name)
+
+
+def _verl_version() -> str:
+    try:
+        return importlib.metadata.version("verl")
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
+def _fix() -> str:
+    spec = pinned_verl_spec() or "verl==0.9.1"
+    return f"install the verl verl-focal is tested with: pip install '{spec}'"
 
 
 def pinned_verl_spec() -> str | None:
@@ -97,54 +242,6 @@ def pinned_verl_spec() -> str | None:
 
             reqs = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
     for r in reqs:
-        name = r.split(";")[0].split("[")[0].split("=")[0].split(">")[0].split("<")[0].strip()
-        if name == "verl":
+        if re.split(r"[\[=<>!~;\s]", r, maxsplit=1)[0] == "verl":
             return r.split(";")[0].strip()
     return None
-
-
-def check_contract(full: bool = False) -> list[str]:
-    """Return a list of human-readable problems (empty when the contract holds)."""
-    problems: list[str] = []
-    for mod_name, names in (FULL_CONTRACT if full else LIGHT_CONTRACT).items():
-        try:
-            mod = importlib.import_module(mod_name)
-        except Exception as e:  # noqa: BLE001
-            problems.append(f"cannot import {mod_name}: {type(e).__name__}: {e}")
-            continue
-        for n in names:
-            if not hasattr(mod, n):
-                problems.append(f"{mod_name}.{n} is missing")
-    if full and not problems:
-        from verl.trainer.ppo.v1.trainer_base import PPOTrainer
-
-        for m in TRAINER_METHODS:
-            if not hasattr(PPOTrainer, m):
-                problems.append(f"verl.trainer.ppo.v1.trainer_base.PPOTrainer.{m} is missing")
-        from verl.experimental.separation.ray_trainer import SeparateRayPPOTrainer
-
-        for m in SEPARATED_METHODS:
-            if not hasattr(SeparateRayPPOTrainer, m):
-                problems.append(f"verl.experimental.separation.ray_trainer.SeparateRayPPOTrainer.{m} is missing")
-    return problems
-
-
-def require_contract(full: bool = False) -> None:
-    """Raise ImportError (listing every broken symbol) unless the installed verl honours our contract."""
-    import verl
-
-    spec = pinned_verl_spec()
-    installed = getattr(verl, "__version__", "?")
-    if spec and "==" in spec and spec.split("==")[1].strip() != installed:
-        warnings.warn(
-            f"verl-focal is tested against {spec} but verl {installed} is installed; "
-            f"run `pip install '{spec}'` if anything misbehaves",
-            stacklevel=2,
-        )
-    problems = check_contract(full)
-    if problems:
-        raise ImportError(
-            f"the installed verl {installed} breaks verl-focal's contract ({spec or 'verl pin unknown'}):\n  - "
-            + "\n  - ".join(problems)
-            + f"\nInstall the pinned version: pip install '{spec or 'verl==0.9.1'}'"
-        )

@@ -1,299 +1,210 @@
-"""The hook for verl's DataProto trainers: the legacy trainer and the separated trainers.
+"""The hook around verl's ``compute_advantage``, and the DataProto trainers' own seams.
 
-These trainers call a module-level ``compute_advantage(data, adv_estimator, ..., config=algorithm)``
-that each of their modules binds by name at import, on a ``DataProto`` whose ``non_tensor_batch``
-already holds the reward extras.  The hook replaces each binding with a wrapper that, for one of
-our estimators, builds the :class:`~verl_focal.integration.context.AdvantageContext` from the
-DataProto (:func:`context_from_dataproto`: ``acc`` and ``cue_sig`` from the reward extras, texts
-decoded from the response ids, problems from ``raw_prompt``, sequence log-probs from
-``old_log_probs``) and runs the :class:`~verl_focal.integration.step.AdvantageStep` around verl's
-own function; verl's estimators, and calls made while a context is already installed (the v1
-hook), pass straight through.
+Every verl trainer reaches a registered estimator through one function,
+``verl.trainer.ppo.ray_trainer.compute_advantage(data, adv_estimator, ..., config=algorithm)``, on a
+``DataProto``: the legacy ``RayPPOTrainer`` calls it, and the v1 trainer's ``utils`` and the separated
+trainers' module import it from there by name.  :func:`hook_compute_advantage` wraps it once, right
+after ``ray_trainer`` is imported, so the modules that import it afterwards bind the wrapper.  For verl's
+own estimators the wrapper calls verl's function unchanged.  For ours it runs the step around it:
 
-Bindings and who installs the hook on each:
+* a context installed by an outer hook (the v1 trainer's, the separated trainers') is completed from
+  the DataProto: the sequence log-probs from its ``old_log_probs`` (``unlikely_grpo``), and, for v1
+  agent sessions with several outputs, the final-output rule
+  (:func:`~verl_focal.estimators.sessions.spread_session_advantages`);
+* without one (the legacy trainer), the context is built from the DataProto itself
+  (:func:`~verl_focal.estimators.rows.dataproto_rows`: reward extras in ``non_tensor_batch``, texts
+  decoded with the tokenizer our legacy TaskRunner hands over) and the step's metrics are left in
+  ``meta_info[METRICS_KEY]`` for the legacy trainer's ``compute_data_metrics``
+  (:func:`install_legacy_hook`).
 
-* ``verl.trainer.ppo.ray_trainer.compute_advantage`` -- the legacy ``RayPPOTrainer``
-  (``trainer.use_v1=false``); our entry point's legacy TaskRunner installs it;
-* ``verl.experimental.separation.ray_trainer.compute_advantage`` -- ``SeparateRayPPOTrainer``
-  and its subclasses ``OneStepOffRayTrainer`` (one-step-off) and ``FullyAsyncTrainer``
-  (fully-async); the plugin installs it in every process that imports the module (the
-  fully-async trainer is a Ray actor of its own);
-* ``verl.trainer.ppo.trainer_utils.compute_advantage`` -- a verl where the function moved
-  there; installed with the legacy hook when the module exists.
-
-The step metrics reach verl's log through the trainer: the legacy hook wraps
-``compute_data_metrics``; the separated hook wraps ``SeparateRayPPOTrainer._fit_compute_advantage``
-(which also hands the hook the trainer's tokenizer) and adds them to the trainer's ``metrics``.
-
-On the separated trainers the hook also wraps ``_fit_compute_log_prob``, which runs right after the
-rewards are extracted: an estimator with a ``prefetch`` (the cue estimators: the judge's requests,
-the strategy-cue extraction, the texts they read) starts it there in the background
-(:class:`~verl_focal.integration.prefetch.BackgroundPrefetch`), hidden behind the old-log-prob,
-reference and critic passes that follow, and the advantage step joins it.
-The v1 trainer is hooked by :mod:`verl_focal.integration.trainer`.
+The separated trainers (one-step-off, fully-async: ``SeparateRayPPOTrainer``) are hooked on their two
+methods around the advantage (:func:`hook_separated_trainers`): ``_fit_compute_log_prob``, which runs
+right after the rewards, starts the estimator's prefetch; ``_fit_compute_advantage`` builds the step's
+context from the batch, the rewards' extras and the trainer's tokenizer, runs verl's method inside it and
+adds the step's metrics to the trainer's.  Every install step is guarded (:mod:`.compat`).
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import importlib
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from verl_focal.integration.context import AdvantageContext, LazyTexts, current_context, text_metrics
-from verl_focal.integration.decode import BatchDecoder
-from verl_focal.integration.post_import import is_hooked, mark_hooked
-from verl_focal.integration.prefetch import BackgroundPrefetch
-from verl_focal.integration.registration import get_spec
-from verl_focal.integration.rows import (
+from verl_focal.estimators.context import AdvantageContext, current_context, text_metrics
+from verl_focal.estimators.decode import BatchDecoder, decoder_for
+from verl_focal.estimators.prefetch import BackgroundPrefetch
+from verl_focal.estimators.rows import (
     OLD_LOG_PROBS,
-    SIGNATURE_EXTRA,
     TEXT_NEEDS,
-    build_context,
-    last_user_text,
-    sequence_log_prob_columns,
-    text_rows,
+    attach_old_log_probs,
+    context_from_rows,
+    dataproto_rows,
 )
-from verl_focal.integration.step import AdvantageStep
+from verl_focal.estimators.sessions import spread_session_advantages
+from verl_focal.estimators.step import AdvantageStep
+from verl_focal.integration.post_import import is_hooked, mark_hooked
+from verl_focal.integration.registration import get_spec
 
-__all__ = [
-    "BINDINGS",
-    "METRICS_KEY",
-    "context_from_dataproto",
-    "context_from_parts",
-    "hooked_bindings",
-    "install_legacy_hook",
-    "install_separated_hook",
-    "start_separated_prefetch",
-    "wrap_compute_advantage",
-]
-
-#: every module of verl that defines or binds ``compute_advantage`` for a DataProto trainer
-BINDINGS = (
-    "verl.trainer.ppo.ray_trainer",
-    "verl.experimental.separation.ray_trainer",
-    "verl.trainer.ppo.trainer_utils",
-)
-
-#: where the wrapper leaves the step's metrics on the returned DataProto's ``meta_info``
-METRICS_KEY = "verl_focal_metrics"
+__all__ = ["METRICS_KEY", "DOWNSTREAM_BINDINGS", "hook_compute_advantage", "hook_separated_trainers",
+           "install_legacy_hook", "wrap_compute_advantage"]
 
 logger = logging.getLogger(__name__)
 
+#: where the wrapper leaves a legacy step's metrics on the returned DataProto's ``meta_info``
+METRICS_KEY = "verl_focal_metrics"
+
+#: modules that import ``compute_advantage`` from ``verl.trainer.ppo.ray_trainer`` by name
+DOWNSTREAM_BINDINGS = ("verl.trainer.ppo.v1.utils", "verl.experimental.separation.ray_trainer")
+
+#: the legacy trainer's tokenizer factory (and the tokenizer, once built), set by :func:`install_legacy_hook`
+_LEGACY: dict[str, Any] = {}
 
 
-def context_from_dataproto(data, needs: frozenset[str], tokenizer=None, acc_key: str = "acc",
-                           source: str = "legacy-dataproto") -> AdvantageContext:
-    """:func:`context_from_parts` of a DataProto's ``batch`` and ``non_tensor_batch``."""
-    return context_from_parts(data.batch, data.non_tensor_batch, needs, tokenizer, acc_key, source)
+def _legacy_decoder() -> BatchDecoder | None:
+    if "factory" not in _LEGACY:
+        return None
+    if "tokenizer" not in _LEGACY:
+        _LEGACY["tokenizer"] = _LEGACY["factory"]()
+    return decoder_for(_LEGACY["tokenizer"])
 
 
-def context_from_parts(batch, ntb, needs: frozenset[str], tokenizer=None, acc_key: str = "acc",
-                       source: str = "legacy-dataproto") -> AdvantageContext:
-    """Build the context from a DataProto (reward extras in ``non_tensor_batch``).
-
-    ``needs`` as the estimator declared it; ``tokenizer`` decodes response ids (only when text is
-    needed); the rollout policy's log-probs come from ``batch["old_log_probs"]`` (recomputed by the
-    actor, or ``rollout_log_probs`` copied there by verl's bypass mode).
-    """
-    uids = list(ntb["uid"])
-    n = len(uids)
-    infos: list[dict] = [{} for _ in range(n)]
-    for key, col in ntb.items():
-        if key == "uid" or len(col) != n:
-            continue
-        for i, v in enumerate(col):
-            infos[i][key] = v
-    problems = None
-    if "responses" in needs and tokenizer is None and source != "verl-kwargs":
-        raise RuntimeError(f"the estimator needs response text but the {source} hook has no tokenizer")
-    if "problems" in needs:
-        if "raw_prompt" in ntb:
-            problems = [last_user_text(p) for p in ntb["raw_prompt"]]
-        elif tokenizer is not None:
-            problems = tokenizer.batch_decode(batch["prompts"], skip_special_tokens=True)
-    old_lp = None
-    if OLD_LOG_PROBS in needs and batch is not None and "old_log_probs" in batch.keys():
-        mask = batch["response_mask"] if "response_mask" in batch.keys() else None
-        if mask is None:
-            resp_len = batch["old_log_probs"].shape[-1]
-            mask = batch["attention_mask"][:, -resp_len:]
-        old_lp = sequence_log_prob_columns(batch["old_log_probs"], mask)
-    ctx = build_context(
-        uids, needs, infos, problems=problems, acc_key=acc_key, source=source, old_log_probs=old_lp
-    )
-    if "responses" in needs and tokenizer is not None:
-        resp = batch["responses"]
-        mask = batch["response_mask"] if "response_mask" in batch.keys() else None
-
-        def fetch_ids(rows: np.ndarray) -> list:
-            return [resp[i][mask[i].bool()].numpy() if mask is not None else resp[i].numpy() for i in rows.tolist()]
-
-        sigs = ctx.extras.get(SIGNATURE_EXTRA) if SIGNATURE_EXTRA in needs else None
-        ctx.responses = LazyTexts(n, fetch_ids, BatchDecoder(tokenizer), preload=text_rows(ctx.uids, ctx.acc, sigs))
-    return ctx
-
-
-def wrap_compute_advantage(orig: Callable, tokenizer: Callable[[], Any], source: str) -> Callable:
-    """``orig`` (verl's ``compute_advantage``) with the hook around it for our estimators.
-
-    ``tokenizer()`` returns the tokenizer that decodes response ids (called only when the
-    estimator needs text).  The step's metrics are left in ``meta_info[METRICS_KEY]``.
-    """
+def wrap_compute_advantage(orig: Callable) -> Callable:
+    """``orig`` (verl's ``compute_advantage``) with the step around it for our estimators (module docstring)."""
 
     @functools.wraps(orig)
     def compute_advantage(data, adv_estimator, *args, **kwargs):
         spec = get_spec(adv_estimator)
-        if spec is None or current_context() is not None:
+        if spec is None:
             return orig(data, adv_estimator, *args, **kwargs)
-        ctx, step, failed = None, None, False
-        pending = _take_prefetch(_TRAINER.get())
-        if pending is not None:
-            step, ctx, failed = pending.join(_row_key(data.non_tensor_batch), spec.name)
-        if step is None:
-            algo = kwargs.get("config")
-            step = AdvantageStep(spec, algo if algo is not None else {})
-        if ctx is None:
-            tok = tokenizer() if step.needs & TEXT_NEEDS else None
-            ctx = context_from_dataproto(data, step.needs, tok, acc_key=step.settings.focal.acc_key, source=source)
-        if failed:
-            ctx.metrics["verl_focal/prefetch_failed"] = 1.0
-        out = step.run(ctx, functools.partial(orig, data, adv_estimator, *args, **kwargs))
-        out.meta_info[METRICS_KEY] = {**ctx.metrics, **text_metrics(ctx)}
+        def call(d):
+            return orig(d, adv_estimator, *args, **kwargs)
+
+        ctx = current_context()
+        if ctx is not None:  # an outer hook's step (v1, separated, the demo): complete it from the DataProto
+            return _complete(ctx, data, spec.needs_for(ctx.settings or kwargs.get("config") or {}), call)
+        algo = kwargs.get("config")
+        step = AdvantageStep(spec, algo if algo is not None else {})
+        decode = _legacy_decoder() if step.needs & TEXT_NEEDS else None
+        ctx = context_from_rows(dataproto_rows(data.batch, data.non_tensor_batch, decode), step.needs,
+                                step.settings.focal.acc_key)
+        out = step.run(ctx, lambda: _complete(ctx, data, step.needs, call))
+        if "factory" in _LEGACY:  # our legacy TaskRunner: its compute_data_metrics hands them to verl's log
+            out.meta_info[METRICS_KEY] = {**ctx.metrics, **text_metrics(ctx)}
         return out
 
     return mark_hooked(compute_advantage)
 
 
-def _wrap_data_metrics(orig: Callable) -> Callable:
+def _complete(ctx: AdvantageContext, data, needs: frozenset[str], call: Callable[[Any], Any]):
+    """Run ``call`` (verl's function) on ``data`` for the installed ``ctx``: old log-probs from the DataProto
+    when the estimator ``needs`` them; the final-output rule when ``ctx`` holds agent sessions' final outputs."""
+    needs_lp = OLD_LOG_PROBS in needs
+    if ctx.sessions is None:
+        if needs_lp:
+            attach_old_log_probs(ctx, data.batch)
+        return call(data)
+
+    def on_finals(sub):
+        if needs_lp:
+            attach_old_log_probs(ctx, sub.batch)
+        return call(sub)
+
+    ctx.metrics["verl_focal/session_outputs"] = float(len(ctx.sessions[1]))
+    ctx.metrics["verl_focal/sessions"] = float(len(ctx.sessions[0]))
+    return spread_session_advantages(data, ctx.sessions, on_finals)
+
+
+def hook_compute_advantage() -> None:
+    """Wrap ``verl.trainer.ppo.ray_trainer.compute_advantage`` (idempotent), and the downstream bindings
+    already imported with verl's original (the plugin runs this right after ``ray_trainer`` is imported)."""
+    rt = importlib.import_module("verl.trainer.ppo.ray_trainer")
+    orig = rt.compute_advantage
+    if not is_hooked(orig):
+        rt.compute_advantage = wrap_compute_advantage(orig)
+    for name in DOWNSTREAM_BINDINGS:
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, "compute_advantage", None) is orig:
+            mod.compute_advantage = rt.compute_advantage
+
+
+def install_legacy_hook(tokenizer_factory: Callable[[], Any]) -> None:
+    """The legacy trainer (``trainer.use_v1=false``) through our TaskRunner: texts decoded with the tokenizer
+    ``tokenizer_factory()`` builds on first need, and ``compute_data_metrics`` wrapped to log the step's
+    metrics (idempotent)."""
+    from verl.trainer.ppo import ray_trainer
+
+    _LEGACY.clear()
+    _LEGACY["factory"] = tokenizer_factory
+    orig = ray_trainer.compute_data_metrics
+    if is_hooked(orig):
+        return
+
     @functools.wraps(orig)
     def compute_data_metrics(batch, *args, **kwargs):
         m = orig(batch, *args, **kwargs)
-        m.update(batch.meta_info.pop(METRICS_KEY, {}) or {})
+        m.update(batch.meta_info.pop(METRICS_KEY, None) or {})
         return m
 
-    return mark_hooked(compute_data_metrics)
+    ray_trainer.compute_data_metrics = mark_hooked(compute_data_metrics)
 
-
-def _import(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-def install_legacy_hook(tokenizer_factory: Callable[[], Any] | None = None) -> None:
-    """Wrap the legacy trainer's ``compute_advantage`` / ``compute_data_metrics`` (idempotent), and
-    ``trainer_utils.compute_advantage`` where this verl has it.  ``tokenizer_factory`` builds the
-    tokenizer on first need."""
-    cache: dict[str, Any] = {}
-
-    def tokenizer():
-        if "tok" not in cache:
-            cache["tok"] = tokenizer_factory() if tokenizer_factory is not None else None
-        return cache["tok"]
-
-    for name in ("verl.trainer.ppo.ray_trainer", "verl.trainer.ppo.trainer_utils"):
-        mod = _import(name)
-        if mod is None or not hasattr(mod, "compute_advantage") or is_hooked(mod.compute_advantage):
-            continue
-        mod.compute_advantage = wrap_compute_advantage(mod.compute_advantage, tokenizer, "legacy-dataproto")
-        if hasattr(mod, "compute_data_metrics") and not is_hooked(mod.compute_data_metrics):
-            mod.compute_data_metrics = _wrap_data_metrics(mod.compute_data_metrics)
-
-
-#: the separated trainer whose ``_fit_compute_advantage`` is running (its tokenizer decodes texts)
-_TRAINER: contextvars.ContextVar[Any] = contextvars.ContextVar("verl_focal_separated_trainer", default=None)
 
 #: the attribute of a separated trainer holding the prefetch started for its current batch
-_PREFETCH_ATTR = "_verl_focal_prefetch"
+_PENDING = "_verl_focal_prefetch"
 
 
-def _row_key(ntb) -> tuple:
-    return tuple(ntb["uid"])
-
-
-def _take_prefetch(trainer: Any) -> BackgroundPrefetch | None:
-    pending = getattr(trainer, _PREFETCH_ATTR, None)
-    if pending is not None:
-        setattr(trainer, _PREFETCH_ATTR, None)
-    return pending
-
-
-def start_separated_prefetch(trainer: Any, batch) -> BackgroundPrefetch | None:
-    """Start the estimator's prefetch for ``batch`` in the background (see the module docstring), with
-    the reward extras the trainer has extracted (``trainer.reward_extra_infos_dict``) merged into the
-    rows as ``_fit_compute_advantage`` will merge them.  None when the estimator has no prefetch or
-    needs old log-probs (they do not exist yet)."""
-    spec = get_spec(trainer.config.algorithm.adv_estimator)
-    if spec is None or spec.prefetch is None:
-        return None
-    step = AdvantageStep(spec, trainer.config.algorithm)
-    if OLD_LOG_PROBS in step.needs:
-        return None
+def _separated_rows(trainer, batch):
+    """The rows of a separated trainer's batch with the reward extras its ``_fit_compute_advantage`` merges."""
     ntb = dict(batch.non_tensor_batch)
-    ntb.update({k: np.array(v) for k, v in (getattr(trainer, "reward_extra_infos_dict", None) or {}).items()})
-    tensors = batch.batch
-    tok = trainer.tokenizer if step.needs & TEXT_NEEDS else None
-    acc_key = step.settings.focal.acc_key
-    return BackgroundPrefetch(
-        step, _row_key(ntb), lambda: context_from_parts(tensors, ntb, step.needs, tok, acc_key, "separated-dataproto")
-    )
+    ntb.update({k: np.array(v) for k, v in (trainer.reward_extra_infos_dict or {}).items()})
+    return dataproto_rows(batch.batch, ntb, decoder_for(trainer.tokenizer), "separated-dataproto")
 
 
-def install_separated_hook() -> bool:
-    """Hook verl's separated trainers (one-step-off, fully-async); idempotent.  Returns False when
-    this verl has no ``verl.experimental.separation``.  The plugin calls it as soon as that module
-    is imported, in whichever process (the fully-async trainer is a Ray actor of its own)."""
-    sep = _import("verl.experimental.separation.ray_trainer")
-    if sep is None:
-        return False
-    if is_hooked(sep.compute_advantage):
-        return True
-    sep.compute_advantage = wrap_compute_advantage(
-        sep.compute_advantage, lambda: getattr(_TRAINER.get(), "tokenizer", None), "separated-dataproto"
-    )
-    cls = sep.SeparateRayPPOTrainer
-    orig_fit = cls._fit_compute_advantage
+def hook_separated_trainers() -> None:
+    """Wrap ``SeparateRayPPOTrainer._fit_compute_log_prob`` and ``_fit_compute_advantage`` (idempotent); the
+    plugin runs this as soon as ``verl.experimental.separation.ray_trainer`` is imported, in whichever process
+    (the fully-async trainer is a Ray actor of its own)."""
+    from verl.experimental.separation.ray_trainer import SeparateRayPPOTrainer as cls
 
-    @functools.wraps(orig_fit)
-    def _fit_compute_advantage(self, batch):
-        token = _TRAINER.set(self)
-        try:
-            out = orig_fit(self, batch)
-        finally:
-            _TRAINER.reset(token)
-        metrics = out.meta_info.pop(METRICS_KEY, None)
-        if metrics:
-            self.metrics.update(metrics)
-        return out
-
-    orig_log_prob = cls._fit_compute_log_prob
+    if is_hooked(cls._fit_compute_advantage):
+        return
+    orig_log_prob, orig_adv = cls._fit_compute_log_prob, cls._fit_compute_advantage
 
     @functools.wraps(orig_log_prob)
     def _fit_compute_log_prob(self, batch):
-        setattr(self, _PREFETCH_ATTR, None)  # a batch that never reached the advantage step: drop its prefetch
-        try:
-            setattr(self, _PREFETCH_ATTR, start_separated_prefetch(self, batch))
-        except Exception as e:  # noqa: BLE001 - an optimisation: the advantage step does the work instead
-            logger.warning("verl-focal: could not start the prefetch: %s", e)
+        setattr(self, _PENDING, None)  # a batch that never reached the advantage step: its prefetch is dropped
+        spec = get_spec(self.config.algorithm.adv_estimator)
+        if spec is not None and spec.prefetch is not None:
+            try:
+                step = AdvantageStep(spec, self.config.algorithm)
+                rows = _separated_rows(self, batch)
+                setattr(self, _PENDING, BackgroundPrefetch(
+                    step, tuple(rows.uids), lambda: context_from_rows(rows, step.needs, step.settings.focal.acc_key)))
+            except Exception as e:  # noqa: BLE001 - an optimisation: the advantage step does the work instead
+                logger.warning("verl-focal: could not start the prefetch: %s", e)
         return orig_log_prob(self, batch)
 
-    cls._fit_compute_advantage = mark_hooked(_fit_compute_advantage)
+    @functools.wraps(orig_adv)
+    def _fit_compute_advantage(self, batch):
+        spec = get_spec(self.config.algorithm.adv_estimator)
+        pending = getattr(self, _PENDING, None)
+        setattr(self, _PENDING, None)
+        if spec is None:
+            return orig_adv(self, batch)
+        rows = tuple(batch.non_tensor_batch["uid"])
+        step, ctx, failed = pending.join(rows, spec.name) if pending else (None, None, False)
+        step = step or AdvantageStep(spec, self.config.algorithm)
+        if ctx is None:
+            ctx = context_from_rows(_separated_rows(self, batch), step.needs, step.settings.focal.acc_key)
+        if failed:
+            ctx.metrics["verl_focal/prefetch_failed"] = 1.0
+        out = step.run(ctx, lambda: orig_adv(self, batch))
+        self.metrics.update({**ctx.metrics, **text_metrics(ctx)})
+        return out
+
     cls._fit_compute_log_prob = mark_hooked(_fit_compute_log_prob)
-    return True
-
-
-def hooked_bindings() -> dict[str, bool]:
-    """For each module of :data:`BINDINGS` that this verl has: whether its ``compute_advantage`` is
-    hooked in this process (``verl-focal check`` reports it)."""
-    out = {}
-    for name in BINDINGS:
-        mod = _import(name)
-        if mod is not None and hasattr(mod, "compute_advantage"):
-            out[name] = is_hooked(mod.compute_advantage)
-    return out
+    cls._fit_compute_advantage = mark_hooked(_fit_compute_advantage)

@@ -1,12 +1,13 @@
 """Run a callback right after a given module finishes importing.
 
 The ``verl.plugins`` entry point must stay light (it runs on every
-``import verl``), but the trainer modes ``focal_sync`` & co. can only be
-registered once verl's heavy v1 trainer package is imported.  This finder
-defers that registration to the moment ``verl.trainer.ppo.v1`` is imported, in
-whatever process that happens (e.g. verl's stock TaskRunner), so
+``import verl``), but the hooks can only be installed once verl's trainer
+modules are imported.  This finder defers each install to the moment its module
+is imported, in whatever process that happens (e.g. verl's stock TaskRunner), so
 ``trainer.v1.trainer_mode=focal_sync`` works with ``python -m
-verl.trainer.main_ppo`` too.
+verl.trainer.main_ppo`` too.  The callback runs inside verl's own import: it must
+never raise there, so an exception is logged as one WARNING and dropped (the
+callbacks the plugin passes are guarded already, :func:`~verl_focal.integration.compat.install`).
 
 :func:`mark_hooked` / :func:`is_hooked` flag the verl functions we replaced with a wrapper, so
 that every hook installs once per process and ``verl-focal check`` can report which are hooked.
@@ -16,10 +17,13 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import logging
 import sys
 from collections.abc import Callable
 
 __all__ = ["when_imported", "mark_hooked", "is_hooked"]
+
+logger = logging.getLogger(__name__)
 
 #: the attribute that marks a function as one of our wrappers
 _HOOK_FLAG = "_verl_focal_hook"
@@ -54,7 +58,11 @@ class _Finder(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             original(module)
-            callback()
+            try:
+                callback()
+            except Exception as e:  # noqa: BLE001 - never into verl's import
+                logger.warning("verl-focal: the hook on %s failed (%s: %s); verl runs without it", fullname,
+                               type(e).__name__, e)
 
         loader.exec_module = exec_module  # this loader instance serves only this module
         return spec

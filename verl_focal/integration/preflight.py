@@ -7,7 +7,10 @@ TaskRunners, and the hooked trainer's constructor (stock ``verl.trainer.main_ppo
 :class:`~verl_focal.config.errors.ConfigError` naming the key, the value and the fix:
 
 * ``algorithm.adv_estimator`` is a known estimator (ours and verl's listed, did-you-mean),
-  and, if it is one of our names, verl's registry really maps it to our function;
+  and, if it is one of our names, verl's registry really maps it to our function and the verl names
+  its hooks need exist (``compat.require``);
+* ``actor_rollout_ref.rollout.n``, the reward function, verl's own enumerations
+  (:mod:`~verl_focal.integration.late_checks`);
 * our ``algorithm.focal`` / ``algorithm.cue`` sections (ranges, choices, unknown keys);
 * for an estimator that partitions: the partitioner resolves (registered name, or an
   importable ``pkg.module:Class`` that is a Partitioner), its kwargs bind, the cue
@@ -38,7 +41,8 @@ __all__ = ["validate_start", "validate_all", "check_trainer_name", "check_separa
 def _verl_estimator_names() -> list[str]:
     from verl.trainer.ppo import core_algos
 
-    return sorted(set(core_algos.ADV_ESTIMATOR_REGISTRY) | {e.value for e in core_algos.AdvantageEstimator})
+    registry = getattr(core_algos, "ADV_ESTIMATOR_REGISTRY", {})
+    return sorted(set(registry) | {e.value for e in getattr(core_algos, "AdvantageEstimator", ())})
 
 
 def check_estimator_name(est: Any) -> None:
@@ -92,18 +96,35 @@ def _check_cue_set(cue_set: str) -> None:
         )
 
 
-def validate_start(config: Any) -> dict:
-    """Everything of ours that can fail at step 1, checked now; returns the validated sections."""
+def validate_start(config: Any, trainer: str = "ppo") -> dict:
+    """Everything of ours that can fail at step 1, checked now; returns the validated sections.
+
+    For one of our estimators, first the verl names its hooks need on this ``trainer``
+    (:func:`~verl_focal.integration.compat.require`): a renamed or missing one refuses the config here.
+    """
     from verl_focal.config.schema import validate_algorithm_config
+    from verl_focal.integration.compat import features_for, missing, require
+    from verl_focal.integration.late_checks import (
+        check_group_size,
+        check_reward_function,
+        check_verl_choices,
+        config_get,
+    )
     from verl_focal.integration.registration import get_spec, register_all, run_startup_check
 
-    register_all()
     algorithm = config.algorithm
     est = algorithm.get("adv_estimator", None)
+    if is_our_name(est):
+        use_v1 = bool(config_get(config, "trainer.use_v1", True))
+        hooks = [f for f in features_for(trainer, use_v1) if f not in ("entry", "separated_entry")]
+        require(hooks, f"algorithm.adv_estimator={getattr(est, 'value', est)}")
+    if not missing("estimators"):  # else verl's own estimators only (the plugin warned)
+        register_all()
     check_estimator_name(est)
     sections = validate_algorithm_config(algorithm)
-    run_startup_check(config)  # checks across sections, e.g. algorithm.passk.k vs actor_rollout_ref.rollout.n
     spec = get_spec(est)
+    check_group_size(config, spec)
+    run_startup_check(config)  # checks across sections, e.g. algorithm.passk.k vs actor_rollout_ref.rollout.n
     if spec is not None and spec.prepare is not None:  # an estimator with a group-level step partitions
         try:
             check_partitioner(sections["cue"])
@@ -112,7 +133,19 @@ def validate_start(config: Any) -> dict:
         except ValueError as e:  # a consumer's own check (catalogue file, backend, ...)
             raise ConfigError(str(e)) from None
     check_reward_kwargs(config)
+    if not missing("entry"):  # verl's names these read (else our entry point refuses, naming them)
+        check_reward_function(config)
+        check_verl_choices(config)
     return sections
+
+
+def is_our_name(est: Any) -> bool:
+    """Whether ``est`` names one of our estimators (plain or ``verl_focal.`` alias), known without verl."""
+    from verl_focal.estimators import all_specs
+    from verl_focal.integration.registration import ALIAS_PREFIX
+
+    key = str(getattr(est, "value", est))
+    return key.removeprefix(ALIAS_PREFIX) in {s.name for s in all_specs()}
 
 
 def uses_our_scorer(config: Any) -> bool:
@@ -214,10 +247,6 @@ def _trainer_config_dir(trainer: str) -> tuple[str, str]:
     package, name = TRAINERS[trainer]  # type: ignore[misc]
     mod = importlib.import_module(package)
     return os.path.join(os.path.dirname(mod.__file__), "config"), name
-
-
-#: our namespaces: an unknown key under them is a typo of one of ours, never a key to add with +
-OUR_NAMESPACES = ("algorithm.focal", "algorithm.cue", "algorithm.cue.judge")
 
 
 def _schema_keys(parent: str) -> list[str] | None:
@@ -359,15 +388,16 @@ def validate_all(config: DictConfig, trainer: str = "ppo") -> dict:
     """Our start-up checks + verl's own ``validate_config`` (+ :func:`check_separated_trainer` for a
     separated ``trainer``); raises ConfigError naming the key and the fix."""
     from hydra.errors import HydraException
+
+    from verl_focal.config.errors import ConfigError
+    from verl_focal.integration.compat import features_for, require
+
+    require(features_for(trainer, ours=False), "python -m verl_focal.main_ppo" + (
+        f" --trainer {trainer}" if trainer != "ppo" else ""))
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
 
-    from verl_focal.config.errors import ConfigError
-    from verl_focal.integration.compat import require_contract
-    from verl_focal.integration.preflight import validate_start
-
-    require_contract(full=True)
-    sections = validate_start(config)
+    sections = validate_start(config, trainer)
     check_separated_trainer(config, trainer)
     verl_view = _step_batch_view(config) if trainer == "fully_async" else config
     with warnings.catch_warnings(record=True) as caught:

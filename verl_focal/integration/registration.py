@@ -1,51 +1,30 @@
-"""Registration of our estimators in verl's registry, plus what each one needs.
+"""Our estimators in verl's registry (``verl.trainer.ppo.core_algos.ADV_ESTIMATOR_REGISTRY``).
 
-``register_estimator(name, needs=..., prepare=...)`` wraps verl's
-``core_algos.register_adv_est`` and records, for the trainer hook:
+:func:`register_all` writes every :class:`~verl_focal.estimators.spec.EstimatorSpec` of
+:func:`verl_focal.estimators.all_specs` into verl's registry, twice: under its plain name
+(``f_grpo``) and under a namespaced alias (``verl_focal.f_grpo``) that no other package will take,
+so a user can always pin ours with ``algorithm.adv_estimator=verl_focal.f_grpo``.  The hooks look a
+name up with :func:`get_spec`: our spec, or None for verl's own estimators.
 
-* ``needs``   -- the per-row fields to fetch: ``"acc"``, ``"responses"``,
-                 ``"problems"`` or the name of any other reward extra; either a
-                 fixed set or a function of the step's
-                 :class:`~verl_focal.config.schema.AlgorithmSettings` (so that,
-                 e.g., response text is decoded only when the config uses it);
-* ``prepare`` -- an optional ``prepare(ctx, settings)`` run by the hook
-                 before verl's advantage computation (group-level work such as
-                 partitioning, which may be slow or concurrent);
-* ``prefetch`` -- an optional ``prefetch(ctx, settings)`` run by the v1
-                 hook as soon as the step's rewards are known, *before* the
-                 old-log-prob pass, to start slow work (judge requests) that
-                 ``prepare`` later joins.  It must never raise into the step.
-* ``startup_check`` -- an optional ``startup_check(config)`` on the *full*
-                 trainer config, run at start-up (``validate_all`` and the
-                 hooked trainer's ``__init__``) for checks that span sections,
-                 e.g. ``algorithm.passk.k`` against ``actor_rollout_ref.rollout.n``.
-
-Every estimator is registered twice: under its plain name (``f_grpo``) and under a
-namespaced alias (``verl_focal.f_grpo``) that no other package will take, so a user
-can always pin ours with ``algorithm.adv_estimator=verl_focal.f_grpo``.
-
-Registration is idempotent: importing an estimator module twice (the
-``verl.plugins`` entry point and ``VERL_USE_EXTERNAL_MODULES``, or by file path)
-re-registers a function of the same module and qualified name silently.  If a
-*different* function already holds one of our names (a later verl shipping its own
-``f_grpo``), we leave it alone, log a WARNING (verl swallows plugin exceptions at
-DEBUG level, so raising would hide it), and :func:`collision_problem` makes every
-start-up path (``verl-focal check``, ``--dry-run``, our entry point, the hooked
-trainer) refuse a config that uses the contested name.
+Registration is idempotent: the same function (also one re-imported by file path, or wrapped with
+``functools.wraps``) replaces itself silently.  If a *different* function already holds one of our
+names (a later verl shipping its own ``f_grpo``), we leave it alone, log a WARNING, and
+:func:`collision_problem` makes every start-up path (``verl-focal check``, ``--dry-run``, our entry
+point, the hooked trainer) refuse a config that uses the contested name.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from verl_focal.estimators.spec import EstimatorSpec
 
 __all__ = [
     "EstimatorSpec",
-    "register_estimator",
+    "register_spec",
     "get_spec",
     "registered_names",
     "register_all",
@@ -54,43 +33,12 @@ __all__ = [
     "alias",
     "ALIAS_PREFIX",
     "run_startup_check",
-    "ESTIMATOR_MODULES",
 ]
 
 logger = logging.getLogger(__name__)
 
 #: prefix of the namespaced alias every estimator of ours is also registered under
 ALIAS_PREFIX = "verl_focal."
-
-#: Modules whose import registers estimators.
-ESTIMATOR_MODULES = (
-    "verl_focal.integration.estimators_focal",
-    "verl_focal.integration.estimators_cue",
-    "verl_focal.integration.estimators_passk",
-    "verl_focal.integration.estimators_unlikely",
-)
-
-
-@dataclass(frozen=True)
-class EstimatorSpec:
-    name: str
-    fn: Callable[..., Any]
-    needs: frozenset[str] | Callable[[Any], frozenset[str]]
-    prepare: Callable[[Any, Any], None] | None = None
-    prefetch: Callable[[Any, Any], None] | None = None
-    startup_check: Callable[[Any], None] | None = None
-    #: our ``algorithm.*`` sections the estimator reads (``verl-focal check`` names them)
-    sections: frozenset[str] = frozenset()
-
-    def needs_for(self, settings: Any) -> frozenset[str]:
-        """The per-row fields the hook must fetch for these settings (an
-        :class:`~verl_focal.config.schema.AlgorithmSettings`; an untyped ``algorithm`` config is parsed)."""
-        if not callable(self.needs):
-            return frozenset(self.needs)
-        from verl_focal.config.schema import parse_settings
-
-        return frozenset(self.needs(parse_settings(settings)))
-
 
 _SPECS: dict[str, EstimatorSpec] = {}  # every name that resolves to ours in verl's registry
 _OURS: dict[str, EstimatorSpec] = {}  # plain name -> our spec, whether or not we hold the plain name
@@ -116,47 +64,27 @@ def _same_function(a: Callable, b: Callable) -> bool:
     )
 
 
-def register_estimator(
-    name: str,
-    needs: frozenset[str] | set[str] | Callable[[Any], frozenset[str]] = frozenset(),
-    prepare: Callable[[Any, Any], None] | None = None,
-    prefetch: Callable[[Any, Any], None] | None = None,
-    startup_check: Callable[[Any], None] | None = None,
-    sections: frozenset[str] | set[str] = frozenset(),
-) -> Callable[[Callable], Callable]:
-    """Decorator: register ``fn`` as verl advantage estimator ``name`` and ``verl_focal.<name>``.
+def register_spec(spec: EstimatorSpec) -> None:
+    """Write ``spec.fn`` into verl's registry as ``spec.name`` and ``verl_focal.<name>`` (module docstring)."""
+    from verl.trainer.ppo import core_algos
 
-    ``needs``: the per-row fields the hook fetches (or a function of the parsed settings);
-    ``prepare`` / ``prefetch``: the group-level step before the advantage and its early start;
-    ``startup_check``: checks across config sections, run before start-up; ``sections``: our
-    ``algorithm.*`` sections the estimator reads."""
-
-    def deco(fn: Callable) -> Callable:
-        from verl.trainer.ppo import core_algos
-
-        spec = EstimatorSpec(
-            name=name, fn=fn, needs=needs if callable(needs) else frozenset(needs), prepare=prepare, prefetch=prefetch,
-            startup_check=startup_check, sections=frozenset(sections),
-        )
-        for key in (name, alias(name)):
-            existing = core_algos.ADV_ESTIMATOR_REGISTRY.get(key)
-            if existing is not None and not _same_function(existing, fn):
-                _COLLISIONS[key] = existing
-                logger.warning(
-                    "verl-focal: advantage estimator %r is already registered to %s; verl-focal's %s is NOT "
-                    "registered under that name. Use algorithm.adv_estimator=%s for verl-focal's.",
-                    key, _describe(existing), _describe(fn), alias(name),
-                )
-                continue
-            core_algos.ADV_ESTIMATOR_REGISTRY[key] = fn  # same function (maybe re-imported): replace
-            _SPECS[key] = spec
-            _COLLISIONS.pop(key, None)
-        _OURS.setdefault(name, spec)
-        if _same_function(_OURS[name].fn, fn):
-            _OURS[name] = spec
-        return fn
-
-    return deco
+    name, fn = spec.name, spec.fn
+    for key in (name, alias(name)):
+        existing = core_algos.ADV_ESTIMATOR_REGISTRY.get(key)
+        if existing is not None and not _same_function(existing, fn):
+            _COLLISIONS[key] = existing
+            logger.warning(
+                "verl-focal: advantage estimator %r is already registered to %s; verl-focal's %s is NOT "
+                "registered under that name. Use algorithm.adv_estimator=%s for verl-focal's.",
+                key, _describe(existing), _describe(fn), alias(name),
+            )
+            continue
+        core_algos.ADV_ESTIMATOR_REGISTRY[key] = fn  # same function (maybe re-imported): replace
+        _SPECS[key] = spec
+        _COLLISIONS.pop(key, None)
+    _OURS.setdefault(name, spec)
+    if _same_function(_OURS[name].fn, fn):
+        _OURS[name] = spec
 
 
 def get_spec(name: Any) -> EstimatorSpec | None:
@@ -214,7 +142,9 @@ def collision_problem(estimator: Any) -> str | None:
 
 
 def register_all() -> list[str]:
-    """Import every estimator module (registering them in verl); return our names."""
-    for mod in ESTIMATOR_MODULES:
-        importlib.import_module(mod)
+    """Register every estimator of ours in verl (idempotent); return our names."""
+    from verl_focal.estimators import all_specs
+
+    for spec in all_specs():
+        register_spec(spec)
     return registered_names()

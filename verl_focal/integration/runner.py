@@ -19,6 +19,7 @@ from omegaconf import DictConfig, open_dict
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.main_ppo_v0 import TaskRunner as LegacyTaskRunner
 
+from verl_focal.integration.compat import available, install
 from verl_focal.integration.modes import hooked_mode
 from verl_focal.integration.preflight import validate_start
 
@@ -37,7 +38,8 @@ def select_hooked_mode(config: DictConfig) -> str:
 class _FocalTaskRunnerV1(TaskRunnerV1.__ray_actor_class__):
     def run(self, config: DictConfig):
         validate_start(config)
-        select_hooked_mode(config)
+        if available("v1"):  # else verl's own modes (the plugin warned)
+            select_hooked_mode(config)
         return super().run(config)
 
 
@@ -45,7 +47,7 @@ class _FocalLegacyTaskRunner(LegacyTaskRunner.__ray_actor_class__):
     def run(self, config: DictConfig):
         from verl_focal.integration.dataproto_hook import install_legacy_hook
 
-        validate_start(config)
+        validate_start(config)  # trainer.use_v1=false: requires the legacy hook for our estimators
         model_cfg = config.actor_rollout_ref.model
 
         def tokenizer_factory():
@@ -53,7 +55,7 @@ class _FocalLegacyTaskRunner(LegacyTaskRunner.__ray_actor_class__):
 
             return omega_conf_to_dataclass(model_cfg).tokenizer
 
-        install_legacy_hook(tokenizer_factory)
+        install("legacy", lambda: install_legacy_hook(tokenizer_factory))
         return super().run(config)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import logging
+import sys
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
@@ -51,11 +52,24 @@ def _installed(name: str) -> str | None:
         return None
 
 
+def _verl_version() -> str | None:
+    """The verl this process imports (it can differ from the installed metadata: a checkout on the path)."""
+    mod = sys.modules.get("verl")
+    return getattr(mod, "__version__", None) or _installed("verl")
+
+
 def version_mismatches() -> list[str]:
-    """One line per installed package outside verl's pin (engine extra if an engine is installed)."""
-    verl_version = _installed("verl") or "?"
+    """One line per installed package outside verl's pin (engine extra if an engine is installed), and one
+    when verl itself is not the version in our own pin."""
+    from verl_focal.integration.compat import pinned_verl_spec
+
+    verl_version = _verl_version() or "?"
     engines = [e for e in ENGINES if _installed(e)]
     problems = []
+    spec = pinned_verl_spec()
+    if spec and "==" in spec and spec.split("==")[1].strip() != verl_version:
+        problems.append(f"verl-focal is tested against {spec} but verl {verl_version} is installed; run "
+                        f"`pip install '{spec}'` if anything misbehaves")
     for extra in engines or [None]:
         pins = {**verl_pins(None), **verl_pins(extra)} if extra else verl_pins(None)
         for name, req in sorted(pins.items()):

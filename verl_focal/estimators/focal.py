@@ -1,4 +1,4 @@
-"""``f_grpo``: the focal estimator (F-GRPO, F-DAPO, F-CISPO) registered in verl.
+"""``f_grpo``: the focal estimator (F-GRPO, F-DAPO, F-CISPO).
 
     Â_i = (1 − p̂_g)^γ · A_i        (F-GRPO, arXiv 2602.06717, Sec. 3.3; docs/methods.md §2)
 
@@ -15,10 +15,10 @@ import torch
 
 from verl_focal.core.focal import focal_weight
 from verl_focal.core.groups import group_advantage, group_success_rate
-from verl_focal.integration.inputs import EstimatorInputs, gather_inputs, resolve_base
-from verl_focal.integration.registration import register_estimator
+from verl_focal.estimators.inputs import EstimatorInputs, gather_inputs, resolve_base
+from verl_focal.estimators.spec import EstimatorSpec
 
-__all__ = ["compute_f_grpo_advantage", "focal_diagnostics", "base_advantage", "focal_row_weights", "broadcast"]
+__all__ = ["SPEC", "compute_f_grpo_advantage", "focal_diagnostics", "base_advantage", "focal_row_weights", "broadcast"]
 
 
 def focal_diagnostics(
@@ -69,7 +69,6 @@ def broadcast(scalars: torch.Tensor, token_level_rewards: torch.Tensor, response
     return advantages, advantages
 
 
-@register_estimator("f_grpo", needs=frozenset({"acc"}), sections={"focal"})
 def compute_f_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
@@ -94,14 +93,16 @@ def compute_f_grpo_advantage(
         config: verl's ``algorithm`` config; reads ``algorithm.focal``.
         index: (bs,) group uid of every row.
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
-        **kwargs: other arguments verl passes: ``non_tensor_batch`` and ``batch`` (a verl that passes the
-            batch to estimators) stand in for the hook's context when there is none; others are ignored.
+        **kwargs: other arguments verl passes (ignored).
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal (as verl's outcome
         estimators return them), Â_i broadcast over the row's response tokens and masked.
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo", kwargs)
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo")
         g = focal_row_weights(inp)
         return broadcast(base_advantage(inp, epsilon) * g, token_level_rewards, response_mask)
+
+
+SPEC = EstimatorSpec("f_grpo", compute_f_grpo_advantage, needs=frozenset({"acc"}), sections=frozenset({"focal"}))

@@ -2,16 +2,15 @@
 
 * :func:`cue_needs`: the per-row fields to fetch for a config (decoding every response
   costs real time, and with signatures from the reward workers it is never needed);
-* :func:`prefetch_cue`: start the judge's requests as soon as the step's rewards are known (the v1
-  hook runs it on each group when verl's replay buffer sees it finished, and again on the whole batch
-  at the old-log-prob pass; :func:`judges_at_reward_time`);
+* :func:`prefetch_cue`: start the slow part early, in the background from the old-log-prob pass
+  (the judge's requests; the strategy-cue partition);
 * :func:`prepare_cue`: partition the correct rollouts of every mixed group (found by the
   ``acc`` reward extra) and leave the labels in ``ctx.cluster_labels`` for the estimator.
 
 The partitioner and the per-group choice of signatures or text live in
 :mod:`verl_focal.partition` (:mod:`~verl_focal.partition.factory`,
 :mod:`~verl_focal.partition.batch`); this module only connects them to the
-:class:`~verl_focal.integration.context.AdvantageContext`.  No verl import.
+:class:`~verl_focal.estimators.context.AdvantageContext`.  No verl import.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import numpy as np
 
 from verl_focal.config.schema import AlgorithmSettings
 from verl_focal.core.groups import group_ids
-from verl_focal.integration.context import AdvantageContext
+from verl_focal.estimators.context import AdvantageContext
 from verl_focal.partition.batch import (
     TEXT_FREE_PARTITIONERS,
     group_source,
@@ -31,19 +30,12 @@ from verl_focal.partition.batch import (
 from verl_focal.partition.factory import partitioner_for
 from verl_focal.partition.signatures import SIG_KEY
 
-__all__ = ["CUE_NEEDS", "PREFETCHED_LABELS", "PREFETCHED_SIG", "ROW_KEYS", "cue_needs", "judges_at_reward_time",
-           "prefetch_cue", "prepare_cue"]
+__all__ = ["CUE_NEEDS", "PREFETCHED_LABELS", "PREFETCHED_SIG", "cue_needs", "prefetch_cue", "prepare_cue"]
 
 #: ``AdvantageContext.extras`` key: the cluster labels :func:`prefetch_cue` computed in the background (−1: not
 #: partitioned); :func:`prepare_cue` hands them over.  Valid for exactly the context's rows: a hook that selects
 #: a subset of the rows (multi-output agent sessions) drops them first
 PREFETCHED_LABELS = "cue:prefetched_labels"
-
-#: ``AdvantageContext.extras`` key: each row's TransferQueue key (``{uid}_{session}_{index}``, set by the v1
-#: hook).  The judge sees a group's solutions in session order, however the batch was ordered (verl's
-#: ``_balance_batch`` reorders it), so a request sent when the group's rewards were known is the same
-#: request (same cache key) as the advantage step's: it joins it or finds its answer cached.
-ROW_KEYS = "verl_focal:row_keys"
 
 #: ``AdvantageContext.extras`` key: cue signatures that :func:`prefetch_cue` extracted from the text
 #: of the rows to partition (None elsewhere); :func:`prepare_cue` only clusters them
@@ -65,30 +57,6 @@ def cue_needs(settings: AlgorithmSettings) -> frozenset[str]:
     return CUE_NEEDS
 
 
-def judges_at_reward_time(settings: AlgorithmSettings) -> bool:
-    """Whether this config's prefetch is worth running on each group as soon as its rewards are
-    known: the judge's requests, whose answers outlive the context (in flight or cached)."""
-    cue = getattr(settings, "cue", None)
-    return cue is not None and cue.partitioner == "judge" and cue.uniform_boost == 1.0
-
-
-def _session_sort_key(key: str) -> tuple:
-    uid, _, rest = str(key).partition("_")
-    session, _, index = rest.partition("_")
-    try:
-        return (uid, int(session), int(index or 0), "")
-    except ValueError:  # not verl's key layout: plain string order
-        return (uid, -1, -1, str(key))
-
-
-def _judge_order(ctx: AdvantageContext, settings: AlgorithmSettings) -> np.ndarray | None:
-    """The rows in session order (see :data:`ROW_KEYS`) for the judge, or None (keep batch order)."""
-    keys = ctx.extras.get(ROW_KEYS)
-    if keys is None or settings.cue.partitioner != "judge":
-        return None
-    return np.asarray(sorted(range(len(keys)), key=lambda i: _session_sort_key(keys[i])), dtype=np.int64)
-
-
 def _rows_by_acc(ctx: AdvantageContext) -> tuple[np.ndarray, np.ndarray]:
     """Group ids and the rows to partition, judged by ``acc`` (rows without it count as absent)."""
     gid_t, n_groups = group_ids(ctx.uids)
@@ -100,7 +68,7 @@ def _rows_by_acc(ctx: AdvantageContext) -> tuple[np.ndarray, np.ndarray]:
 
 
 def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
-    """Start this step's slow group-level work early (the v1 hook calls this in the background,
+    """Start this step's slow group-level work early (the hooks call this in the background,
     during the old-log-prob pass).
 
     * judge: send the requests; :func:`prepare_cue` later sends the same groups and joins the
@@ -117,9 +85,6 @@ def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
         return
     if ctx.responses is None and cue.partitioner == "judge":
         return
-    order = _judge_order(ctx, settings)
-    if order is not None:
-        ctx = ctx.select(order)
     part = partitioner_for(cue)
     gid, rows = _rows_by_acc(ctx)
     groups = row_groups(gid, np.flatnonzero(rows))
@@ -165,16 +130,10 @@ def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     if done is not None:  # partitioned in the background by prefetch_cue, on these very rows
         ctx.cluster_labels = np.asarray(done, dtype=np.int64)
         return
-    order = _judge_order(ctx, settings)
-    view = ctx if order is None else ctx.select(order)
-    gid, rows = _rows_by_acc(view)
+    gid, rows = _rows_by_acc(ctx)
     labels, metrics = partition_rows(
-        partitioner_for(cue), cue, gid, rows, view.responses, view.problems, view.extras.get(SIG_KEY),
-        prefetched=view.extras.get(PREFETCHED_SIG),
+        partitioner_for(cue), cue, gid, rows, ctx.responses, ctx.problems, ctx.extras.get(SIG_KEY),
+        prefetched=ctx.extras.get(PREFETCHED_SIG),
     )
-    if order is not None:  # back to batch order
-        back = np.empty_like(labels)
-        back[order] = labels
-        labels = back
     ctx.cluster_labels = labels
     ctx.metrics.update(metrics)

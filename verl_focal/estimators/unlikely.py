@@ -1,4 +1,4 @@
-"""``unlikely_grpo``: GRPO on the unlikeliness reward, registered in verl.
+"""``unlikely_grpo``: GRPO on the unlikeliness reward.
 
     r_i = R_i · (1 − β · (G − rank_i)/G)   for correct rollouts, r_i = R_i otherwise
     A_i = (r_i − mean_g r) / (std_g r + ε)                 (GRPO on the r_i)
@@ -11,11 +11,12 @@ the paper's π_θold(y|x)) or its per-token mean (``mean``, the authors' code).
 β is ``algorithm.unlikely.beta``; correctness is read as for ``f_grpo``.
 ``algorithm.norm_adv_by_std_in_grpo=false`` gives the Dr.GRPO variant.
 
-The log-probs are verl's ``old_log_probs``, which the trainer computes before
-the advantage step; verl does not pass them to an estimator, so our trainer
-hook fetches them (TransferQueue in the v1 trainer, the DataProto in the legacy
-one) and hands them over in the :class:`AdvantageContext`.  Called without
-the hook, the estimator refuses.
+The log-probs are verl's ``old_log_probs`` (the actor's recomputed ones, or the rollout's in
+verl's bypass mode), which verl does not pass to an estimator: the hook around verl's
+``compute_advantage`` reduces them from the DataProto it is handed
+(:func:`~verl_focal.estimators.rows.sequence_log_prob_columns`) into the
+:class:`~verl_focal.estimators.context.AdvantageContext`.  Called without the hook, the
+estimator refuses.
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ import torch
 from verl_focal.config.schema import ConfigError
 from verl_focal.core.groups import group_advantage
 from verl_focal.core.unlikeliness import sequence_log_likelihood, unlikeliness_factor
-from verl_focal.integration.estimators_focal import broadcast
-from verl_focal.integration.inputs import gather_inputs, resolve_base
-from verl_focal.integration.registration import register_estimator
-from verl_focal.integration.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS, OLD_LOG_PROBS
+from verl_focal.estimators.focal import broadcast
+from verl_focal.estimators.inputs import gather_inputs, resolve_base
+from verl_focal.estimators.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS, OLD_LOG_PROBS
+from verl_focal.estimators.spec import EstimatorSpec
 
-__all__ = ["MissingLogProbsError", "compute_unlikely_grpo_advantage"]
+__all__ = ["SPEC", "MissingLogProbsError", "compute_unlikely_grpo_advantage"]
 
 
 class MissingLogProbsError(ConfigError):
@@ -68,7 +69,6 @@ def _diagnostics(factor: torch.Tensor, correct: torch.Tensor, valid: torch.Tenso
     }
 
 
-@register_estimator("unlikely_grpo", needs=frozenset({"acc", OLD_LOG_PROBS}), sections={"unlikely"})
 def compute_unlikely_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
@@ -87,7 +87,7 @@ def compute_unlikely_grpo_advantage(
         MissingLogProbsError: no hook context with the old log-probs.
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo", kwargs)
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo")
         section = inp.settings.unlikely
         lp_sum, lp_tokens = _old_log_probs(inp)
         if lp_sum.shape[0] != inp.scores.shape[0]:
@@ -105,3 +105,7 @@ def compute_unlikely_grpo_advantage(
             inp.ctx.metrics.update(_diagnostics(factor, inp.correct, inp.valid, section.beta))
             inp.ctx.metrics["unlikely/nonfinite_logprob_rows"] = float(bad.sum())
         return broadcast(adv, token_level_rewards, response_mask)
+
+
+SPEC = EstimatorSpec("unlikely_grpo", compute_unlikely_grpo_advantage, needs=frozenset({"acc", OLD_LOG_PROBS}),
+                     sections=frozenset({"unlikely"}))

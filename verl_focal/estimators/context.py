@@ -2,7 +2,7 @@
 
 verl calls a registered estimator with only ``token_level_rewards``,
 ``response_mask``, ``config`` and ``index`` (``compute_advantage`` in
-verl/trainer/ppo/ray_trainer.py and the v1 trainer's ``_compute_advantage``).  Everything else an
+verl/trainer/ppo/ray_trainer.py, which every verl trainer calls).  Everything else an
 estimator needs per row -- correctness ``acc`` from the reward extras, the
 decoded response text, the problem, precomputed cluster labels -- travels in an
 :class:`AdvantageContext` that the hook installs with :func:`use_context`
@@ -48,9 +48,12 @@ class AdvantageContext:
     extras:          other reward extras by name (e.g. ``cue_sig``), each an array of len(uids).
     cluster_labels:  int array, the strategy cluster of each row (-1: not partitioned), or None.
     metrics:         diagnostics the estimator and ``prepare`` steps add; the hook logs them.
-    source:          where the rows came from ("v1-transferqueue", "legacy-dataproto", "manual", ...).
+    source:          where the rows came from ("v1-transferqueue", "dataproto", "manual", ...).
+    sessions:        ``(final_rows, owner)`` when the context holds only each agent session's final output
+                     (v1 multi-output sessions, :func:`~verl_focal.estimators.sessions.session_finals`): the
+                     rows of verl's batch it describes, and each batch row's position among them.
     settings:        the step's ``algorithm`` config, parsed once (:func:`~verl_focal.config.schema.parse_settings`)
-                     by :class:`~verl_focal.integration.step.AdvantageStep`; the estimator reads it instead of
+                     by :class:`~verl_focal.estimators.step.AdvantageStep`; the estimator reads it instead of
                      parsing verl's ``config`` again.  None: the estimator parses ``config`` itself.
     """
 
@@ -63,6 +66,7 @@ class AdvantageContext:
     metrics: dict[str, float] = field(default_factory=dict)
     source: str = "manual"
     settings: AlgorithmSettings | None = None
+    sessions: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         self.uids = np.asarray(self.uids, dtype=object)
@@ -208,37 +212,14 @@ class LazyTexts(Sequence):
         return f"LazyTexts({len(self)} rows, {int(self._loaded.sum())} decoded)"
 
     def select(self, rows: np.ndarray) -> LazyTexts:
-        """A lazy view of ``rows`` (decoding still happens here, once, in batches)."""
-        return _LazyTextsView(self, np.asarray(rows, dtype=np.int64))
-
-
-class _LazyTextsView(LazyTexts):
-    """``LazyTexts.select``: rows of a parent, read through it (its timings are the parent's)."""
-
-    def __init__(self, parent: LazyTexts, rows: np.ndarray) -> None:  # noqa: D107 - no parent __init__
-        self._parent, self._rows = parent, rows
-
-    fetch_s = property(lambda self: self._parent.fetch_s)
-    decode_s = property(lambda self: self._parent.decode_s)
-    decoded_rows = property(lambda self: self._parent.decoded_rows)
-
-    @property
-    def loaded(self) -> np.ndarray:
-        return self._parent.loaded[self._rows]
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return self._parent[int(self._rows[operator.index(i)])]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([self._parent[int(r)] for r in self._rows])
-
-    def __repr__(self) -> str:
-        return f"LazyTexts(view of {len(self)} rows)"
+        """The texts of ``rows`` (an int array, in that order), still lazy: what is decoded here is kept,
+        the rest is fetched through this object's ``fetch_ids``; the timings carry on from here."""
+        rows = np.asarray(rows, dtype=np.int64)
+        sub = LazyTexts(len(rows), lambda r: self._fetch_ids(rows[r]), self._decode)
+        sub._texts = [self._texts[i] for i in rows.tolist()]
+        sub._loaded = self._loaded[rows].copy()
+        sub.fetch_s, sub.decode_s, sub.decoded_rows, sub.batches = self.fetch_s, self.decode_s, self.decoded_rows, 0
+        return sub
 
 
 _CURRENT: contextvars.ContextVar[AdvantageContext | None] = contextvars.ContextVar("verl_focal_adv_ctx", default=None)

@@ -13,7 +13,10 @@ group of a prompt is its sessions, each represented by its final output (its ``a
 given to all of its outputs (masked by their response masks).  A batch in which every session has
 one output (single-turn loops) is computed exactly as before.
 
-No verl import at module level: :func:`wrap_multi_trajectories` is handed verl's functions.
+The v1 hook narrows the step's context to the final outputs
+(:attr:`~verl_focal.estimators.context.AdvantageContext.sessions`), and the hook around verl's
+``compute_advantage`` computes the advantage on those rows and spreads it (:func:`spread_session_advantages`).
+No verl import: the DataProto is duck-typed.
 """
 
 from __future__ import annotations
@@ -24,11 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from verl_focal.integration.context import current_context
-from verl_focal.integration.post_import import mark_hooked
-from verl_focal.integration.registration import get_spec
-
-__all__ = ["session_finals", "wrap_multi_trajectories"]
+__all__ = ["session_finals", "spread_session_advantages"]
 
 
 def session_finals(keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
@@ -61,29 +60,20 @@ def session_finals(keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
     return final_rows, owner
 
 
-def wrap_multi_trajectories(orig: Callable, compute_advantage: Callable[[], Callable]) -> Callable:
-    """verl's ``compute_advantage_for_multi_trajectories`` with the final-output rule for our
-    estimators (module docstring); verl's estimators go to ``orig`` unchanged.
+def spread_session_advantages(data: Any, sessions: tuple[np.ndarray, np.ndarray],
+                               compute: Callable[[Any], Any]) -> Any:
+    """The final-output rule on a DataProto ``data`` of every output (module docstring).
 
-    ``compute_advantage()`` returns verl's ``compute_advantage`` (looked up at call time)."""
-
-    def compute_advantage_for_multi_trajectories(data, batch_keys, adv_estimator, *args: Any, **kwargs: Any):
-        finals = session_finals(batch_keys) if get_spec(adv_estimator) is not None else None
-        if finals is None:
-            return orig(data, batch_keys, adv_estimator, *args, **kwargs)
-        final_rows, owner = finals
-        sub = compute_advantage()(data.select_idxs(final_rows), adv_estimator, *args, **kwargs)
-        mask = sub.batch["response_mask"]
-        first = mask.argmax(dim=1)  # every token of a row carries the same advantage: read the first
-        per_session = sub.batch["advantages"][torch.arange(len(sub)), first]
-        scores = per_session[torch.as_tensor(owner)].unsqueeze(-1) * data.batch["response_mask"]
-        data.batch["advantages"] = scores
-        data.batch["returns"] = scores
-        ctx = current_context()
-        if ctx is not None:
-            ctx.metrics["verl_focal/session_outputs"] = float(len(owner))
-            ctx.metrics["verl_focal/sessions"] = float(len(final_rows))
-        return data
-
-    compute_advantage_for_multi_trajectories.__wrapped__ = orig  # type: ignore[attr-defined]
-    return mark_hooked(compute_advantage_for_multi_trajectories)
+    ``sessions`` is ``(final_rows, owner)`` from :func:`session_finals`; ``compute(sub)`` returns ``sub``
+    (the final outputs' rows, a DataProto) with ``advantages`` (bs_final, L).  Each output's advantage
+    is its session's, under its own ``response_mask``; ``returns`` equal the advantages, as verl's
+    outcome estimators write them.  Returns ``data``.
+    """
+    final_rows, owner = sessions
+    sub = compute(data.select_idxs(final_rows))
+    first = sub.batch["response_mask"].argmax(dim=1)  # every token of a row carries one advantage: read the first
+    per_session = sub.batch["advantages"][torch.arange(len(final_rows)), first]
+    scores = per_session[torch.as_tensor(owner)].unsqueeze(-1) * data.batch["response_mask"]
+    data.batch["advantages"] = scores
+    data.batch["returns"] = scores
+    return data

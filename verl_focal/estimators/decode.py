@@ -24,7 +24,7 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BatchDecoder", "byte_level_table"]
+__all__ = ["BatchDecoder", "byte_level_table", "decoder_for"]
 
 
 @lru_cache(maxsize=1)
@@ -118,3 +118,14 @@ class BatchDecoder:
         self.table = None
         self.fallbacks += 1
         return self._slow(rows)
+
+
+_LAST: list[BatchDecoder] = []
+
+
+def decoder_for(tokenizer: Any) -> BatchDecoder:
+    """The :class:`BatchDecoder` of ``tokenizer``, built once (its byte table) and reused while the same
+    tokenizer object asks again (a run has one)."""
+    if not _LAST or _LAST[0].tokenizer is not tokenizer:
+        _LAST[:] = [BatchDecoder(tokenizer)]
+    return _LAST[0]

@@ -1,18 +1,19 @@
 """One training step's advantage work for one of our estimators, in one place.
 
-Every caller -- the v1 trainer hook, the legacy trainer hook, the separated trainers' hook and
-the demo's RL loop -- runs the same sequence:
+Every caller -- the v1 trainer hook, the DataProto trainers' hook and the demo's RL loop -- runs the
+same sequence:
 
 1. :class:`AdvantageStep` (``AdvantageStep(spec, algorithm_config)``) parses the ``algorithm``
    config **once** into :class:`~verl_focal.config.schema.AlgorithmSettings` and says which
    per-row fields to fetch (:attr:`AdvantageStep.needs`);
-2. the caller builds the :class:`~verl_focal.integration.context.AdvantageContext` with those
-   fields (from TransferQueue, a DataProto, or its own tensors);
-3. :meth:`AdvantageStep.prefetch` (optional, as early as the rows exist: e.g. before the
+2. the caller builds the :class:`~verl_focal.estimators.context.AdvantageContext` with those
+   fields (:func:`~verl_focal.estimators.rows.context_from_rows`, from TransferQueue or a
+   DataProto, or from its own tensors);
+3. :meth:`AdvantageStep.prefetch` (optional, as early as the rows exist: before the
    old-log-prob pass) starts slow group-level work such as the judge's requests;
 4. :meth:`AdvantageStep.run` runs the estimator's ``prepare`` step and then the caller's
    advantage call (verl's own ``compute_advantage`` / ``_compute_advantage``) inside
-   :func:`~verl_focal.integration.context.use_context`, timing both.
+   :func:`~verl_focal.estimators.context.use_context`, timing both.
 
 The settings travel in the context, so neither ``prepare`` nor the estimator parses the config
 again.  No verl import.
@@ -27,9 +28,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from verl_focal.config.schema import AlgorithmSettings, parse_settings
-from verl_focal.integration.context import AdvantageContext, use_context
-from verl_focal.integration.registration import EstimatorSpec
-from verl_focal.integration.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROBS
+from verl_focal.estimators.context import AdvantageContext, use_context
+from verl_focal.estimators.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROBS
+from verl_focal.estimators.spec import EstimatorSpec
 
 __all__ = ["AdvantageStep", "input_metrics"]
 
@@ -40,7 +41,7 @@ class AdvantageStep:
     """The advantage work of one step for estimator ``spec`` (see the module docstring).
 
     Args:
-        spec: the registered estimator's :class:`~verl_focal.integration.registration.EstimatorSpec`.
+        spec: the estimator's :class:`~verl_focal.estimators.spec.EstimatorSpec`.
         algorithm_config: verl's ``algorithm`` config (OmegaConf node, dict or ``AlgoConfig``), or
             already parsed :class:`~verl_focal.config.schema.AlgorithmSettings`.
     """
@@ -65,9 +66,9 @@ class AdvantageStep:
     def run(self, ctx: AdvantageContext, advantage_call: Callable[[], T]) -> T:
         """``prepare`` (timed as ``verl_focal/prepare_s``), then ``advantage_call()`` inside
         ``use_context(ctx)`` (timed as ``verl_focal/advantage_s``); returns its result.
-        :func:`input_metrics` records which per-row inputs arrived."""
+        :func:`input_metrics` then records which per-row inputs arrived (the hook around verl's
+        ``compute_advantage`` adds the old log-probs inside the call)."""
         self.attach(ctx)
-        ctx.metrics.update(input_metrics(ctx, self.needs))
         if self.spec.prepare is not None:
             t0 = time.perf_counter()
             self.spec.prepare(ctx, self.settings)
@@ -76,6 +77,7 @@ class AdvantageStep:
         with use_context(ctx):
             out = advantage_call()
         ctx.metrics["verl_focal/advantage_s"] = time.perf_counter() - t0
+        ctx.metrics.update(input_metrics(ctx, self.needs))  # after the call: the old log-probs join it there
         return out
 
 

@@ -18,9 +18,12 @@ import torch
 
 from verl_focal.config.schema import AlgorithmSettings, ConfigError, parse_settings
 from verl_focal.core.groups import group_ids
-from verl_focal.integration.context import AdvantageContext, current_context
+from verl_focal.estimators.context import AdvantageContext, current_context
 
-__all__ = ["EstimatorInputs", "gather_inputs", "resolve_base", "settings_for"]
+__all__ = ["CORRECTNESS_KEYS", "EstimatorInputs", "gather_inputs", "resolve_base", "settings_for"]
+
+#: the keys of ``algorithm.focal`` that say where correctness comes from: every estimator of ours reads them
+CORRECTNESS_KEYS = frozenset({"correctness", "correct_threshold", "acc_key"})
 
 logger = logging.getLogger(__name__)
 
@@ -52,28 +55,12 @@ def settings_for(config: Any, ctx: AdvantageContext | None) -> AlgorithmSettings
     return parse_settings(config if config is not None else {})
 
 
-def _context_from_verl_kwargs(verl_kwargs: dict[str, Any], config: Any, estimator: str) -> AdvantageContext | None:
-    from verl_focal.integration.dataproto_hook import context_from_parts
-    from verl_focal.integration.registration import get_spec
-
-    ntb = verl_kwargs["non_tensor_batch"]
-    spec = get_spec(estimator)
-    if spec is None or "uid" not in ntb:
-        return None
-    settings = parse_settings(config if config is not None else {})
-    needs = spec.needs_for(settings) - {"responses"}
-    ctx = context_from_parts(verl_kwargs.get("batch"), ntb, needs, None, settings.focal.acc_key, "verl-kwargs")
-    ctx.settings = settings
-    return ctx
-
-
 def gather_inputs(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
     config: Any,
     index: Any,
     estimator: str,
-    verl_kwargs: dict[str, Any] | None = None,
 ) -> EstimatorInputs:
     """Validate verl's arguments and the hook's context; compute per-row inputs.
 
@@ -81,14 +68,9 @@ def gather_inputs(
     supplies it (``algorithm.focal.correctness`` auto/acc), else
     ``reward > algorithm.focal.correct_threshold``.
 
-    Without a hook context, a verl that passes the batch to estimators (``non_tensor_batch`` and
-    ``batch`` keyword arguments, ``verl_kwargs``) supplies the same per-row fields: ``acc`` and
-    ``cue_sig`` from the reward extras, the problems from ``raw_prompt``, the sequence log-probs from
-    ``old_log_probs`` (no texts: there is no tokenizer there; Cue-GRPO then clusters signatures).
+    Shapes: ``token_level_rewards`` and ``response_mask`` (bs, L); ``index`` (bs,).
     """
     ctx = current_context()
-    if ctx is None and verl_kwargs and verl_kwargs.get("non_tensor_batch") is not None:
-        ctx = _context_from_verl_kwargs(verl_kwargs, config, estimator)
     settings = settings_for(config, ctx)
     focal = settings.focal
     if index is None:

@@ -1,4 +1,4 @@
-"""``passk_grpo``: Pass@k Training's analytic group advantage registered in verl.
+"""``passk_grpo``: Pass@k Training's analytic group advantage.
 
     ρ  = 1 − C(n−c, k)/C(n, k),   σ = sqrt(ρ(1−ρ))
     Â⁺ = (1 − ρ)/(σ + ε)                                  (correct rollouts)
@@ -21,11 +21,11 @@ import torch
 
 from verl_focal.config.schema import ConfigError, parse_settings
 from verl_focal.core.passk_advantage import passk_row_advantage
-from verl_focal.integration.estimators_focal import broadcast
-from verl_focal.integration.inputs import gather_inputs
-from verl_focal.integration.registration import register_estimator
+from verl_focal.estimators.focal import broadcast
+from verl_focal.estimators.inputs import gather_inputs
+from verl_focal.estimators.spec import EstimatorSpec
 
-__all__ = ["check_passk_startup", "compute_passk_grpo_advantage"]
+__all__ = ["SPEC", "check_passk_startup", "compute_passk_grpo_advantage"]
 
 
 def check_passk_startup(config: Any) -> None:
@@ -57,7 +57,6 @@ def _diagnostics(
     }
 
 
-@register_estimator("passk_grpo", needs=frozenset({"acc"}), startup_check=check_passk_startup, sections={"passk"})
 def compute_passk_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
@@ -79,7 +78,7 @@ def compute_passk_grpo_advantage(
     (docs/methods.md §9).
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo", kwargs)
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo")
         k = inp.settings.passk.k
         n = torch.zeros(inp.n_groups, dtype=torch.float64).index_add_(0, inp.gid, inp.valid)
         short = (n > 0) & (n < k)  # a dropped or failed rollout left fewer than k: such a group falls back to k = 1
@@ -95,3 +94,7 @@ def compute_passk_grpo_advantage(
             inp.ctx.metrics.update(_diagnostics(n, rho, inp.correct, inp.gid, k))
             inp.ctx.metrics["passk/short_groups"] = float(short.sum())
         return broadcast(adv, token_level_rewards, response_mask)
+
+
+SPEC = EstimatorSpec("passk_grpo", compute_passk_grpo_advantage, needs=frozenset({"acc"}),
+                     startup_check=check_passk_startup, sections=frozenset({"passk"}))

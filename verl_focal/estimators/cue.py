@@ -1,4 +1,4 @@
-"""``cue_grpo`` and ``f_cue_grpo``: rarity-aware credit redistribution registered in verl.
+"""``cue_grpo`` and ``f_cue_grpo``: rarity-aware credit redistribution.
 
     cue_grpo:    Â_i = w_i · A_i                 (Cue-GRPO, arXiv 2608.03467, Sec. 3; docs/methods.md §5)
     f_cue_grpo:  Â_i = (1 − p̂_g)^γ · w_i · A_i   (composition with F-GRPO; docs/methods.md §5)
@@ -9,7 +9,7 @@ correct rollouts of each group (1 for incorrect rollouts), computed from the str
 clusters of ``algorithm.cue.partitioner``.  Correctness follows
 ``algorithm.focal.correctness`` (the ``acc`` reward extra, else reward > threshold).
 
-The clusters come from the hook's ``prepare`` step (:mod:`verl_focal.integration.cue_hook`),
+The clusters come from the hook's ``prepare`` step (:mod:`verl_focal.estimators.cue_step`),
 which judges correctness by ``acc``.  The estimator re-partitions any group whose correct
 rows differ from what ``prepare`` saw (no ``acc``, ``correctness=reward``, padding) and
 counts it in ``cue/groups_repartitioned``.
@@ -27,16 +27,16 @@ import torch
 
 from verl_focal.config.schema import CueConfig
 from verl_focal.core.credit import credit_multipliers_batch
-from verl_focal.integration.cue_hook import cue_needs, prefetch_cue, prepare_cue
-from verl_focal.integration.estimators_focal import base_advantage, broadcast, focal_row_weights
-from verl_focal.integration.inputs import EstimatorInputs, gather_inputs
-from verl_focal.integration.registration import register_estimator
+from verl_focal.estimators.cue_step import cue_needs, prefetch_cue, prepare_cue
+from verl_focal.estimators.focal import base_advantage, broadcast, focal_row_weights
+from verl_focal.estimators.inputs import EstimatorInputs, gather_inputs
+from verl_focal.estimators.spec import EstimatorSpec
 from verl_focal.partition.batch import partition_rows, rows_to_partition
 from verl_focal.partition.diagnostics import credit_diagnostics
 from verl_focal.partition.factory import partitioner_for
 from verl_focal.partition.signatures import SIG_KEY
 
-__all__ = ["compute_cue_grpo_advantage", "compute_f_cue_grpo_advantage", "credit_weights"]
+__all__ = ["SPECS", "compute_cue_grpo_advantage", "compute_f_cue_grpo_advantage", "credit_weights"]
 
 
 def _cluster_labels(
@@ -90,9 +90,9 @@ def credit_weights(inp: EstimatorInputs, cue: CueConfig) -> tuple[np.ndarray, di
     return w, metrics
 
 
-def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, name, focal: bool, kwargs=None):
+def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, name, focal: bool):
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, name, kwargs)
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, name)
         cue = inp.settings.cue
         adv = base_advantage(inp, epsilon)
         w, metrics = credit_weights(inp, cue)
@@ -104,7 +104,6 @@ def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, n
         return broadcast(scalars, token_level_rewards, response_mask)
 
 
-@register_estimator("cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue, sections={"cue"})
 def compute_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
@@ -132,19 +131,15 @@ def compute_cue_grpo_advantage(
             and ``algorithm.cue``.
         index: (bs,) group uid of every row (``uid`` of the batch).
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
-        **kwargs: other arguments verl passes: ``non_tensor_batch`` and ``batch`` (a verl that passes the
-            batch to estimators) stand in for the hook's context when there is none; others are ignored.
+        **kwargs: other arguments verl passes (ignored).
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal, Â_i broadcast over the
         row's response tokens and masked.
     """
-    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False,
-                          kwargs=kwargs)
+    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False)
 
 
-@register_estimator("f_cue_grpo", needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue,
-                    sections={"focal", "cue"})
 def compute_f_cue_grpo_advantage(
     token_level_rewards: torch.Tensor,
     response_mask: torch.Tensor,
@@ -169,12 +164,18 @@ def compute_f_cue_grpo_advantage(
         config: verl's ``algorithm`` config; reads ``algorithm.focal`` and ``algorithm.cue``.
         index: (bs,) group uid of every row.
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
-        **kwargs: other arguments verl passes: ``non_tensor_batch`` and ``batch`` (a verl that passes the
-            batch to estimators) stand in for the hook's context when there is none; others are ignored.
+        **kwargs: other arguments verl passes (ignored).
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal, Â_i broadcast over the
         row's response tokens and masked.
     """
-    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "f_cue_grpo", focal=True,
-                          kwargs=kwargs)
+    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "f_cue_grpo", focal=True)
+
+
+SPECS = [
+    EstimatorSpec("cue_grpo", compute_cue_grpo_advantage, needs=cue_needs, prepare=prepare_cue, prefetch=prefetch_cue,
+                  sections=frozenset({"cue"}), also_reads=frozenset({"focal.base"}), min_rollouts=3),
+    EstimatorSpec("f_cue_grpo", compute_f_cue_grpo_advantage, needs=cue_needs, prepare=prepare_cue,
+                  prefetch=prefetch_cue, sections=frozenset({"focal", "cue"}), min_rollouts=3),
+]

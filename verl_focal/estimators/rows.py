@@ -2,27 +2,34 @@
 
 The v1 trainer keeps reward extras in TransferQueue's ``extra_fields`` column
 (``extra_fields[i]["reward_extra_info"][key]``); a colocated reward model writes
-them as top-level columns instead; the legacy trainer keeps them in
-``DataProto.non_tensor_batch``.  These helpers normalise all three, without
-importing verl, so they are unit-testable on plain Python data.
+them as top-level columns instead; the DataProto trainers keep them in
+``DataProto.non_tensor_batch``.  :class:`RowSource` is what a hook reads them into, and
+:func:`context_from_rows` the one builder of a step's context from it.  No verl import:
+everything here is unit-testable on plain Python data.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from verl_focal.integration.context import AdvantageContext
+from verl_focal.estimators.context import AdvantageContext, LazyTexts
 
 __all__ = [
+    "RowSource",
     "as_list",
-    "reward_extra_info_of",
-    "last_user_text",
-    "extras_column",
+    "attach_old_log_probs",
     "build_context",
+    "context_from_rows",
+    "dataproto_rows",
+    "extras_column",
+    "last_user_text",
+    "log_prob_columns_of",
+    "reward_extra_info_of",
     "text_rows",
     "nested_rows",
     "TEXT_NEEDS",
@@ -47,48 +54,32 @@ OLD_LOG_PROB_TOKENS = "old_log_probs:tokens"
 
 
 def sequence_log_prob_columns(log_probs: Any, masks: Any) -> dict[str, np.ndarray]:
-    """Per-row Σ log π_old over response tokens and the token count, from padded or per-row tensors.
+    """Per-row Σ log π_old over response tokens and the token count.
 
-    ``log_probs`` / ``masks``: a (bs, L) tensor each, or sequences of 1-D per-row tensors (TransferQueue's
-    jagged layout).  Returns ``{OLD_LOG_PROB_SUM: (bs,), OLD_LOG_PROB_TOKENS: (bs,)}`` float64 arrays.
+    ``log_probs``, ``masks``: (bs, L) tensors (verl's padded ``old_log_probs`` and ``response_mask``).
+    Returns ``{OLD_LOG_PROB_SUM: (bs,), OLD_LOG_PROB_TOKENS: (bs,)}`` float64 arrays; the products with the
+    0/1 mask are exact in the log-probs' own dtype and the sums accumulate in float64.
     """
     import torch
 
-    if isinstance(log_probs, torch.Tensor) and not log_probs.is_nested:
-        lp = log_probs.detach().to(torch.float64)
-        m = torch.as_tensor(masks).detach().to(torch.float64)
-        sums, counts = (lp * m).sum(-1), m.sum(-1)
-    elif getattr(log_probs, "is_nested", False) and getattr(masks, "is_nested", False) and bool(
-        torch.equal(log_probs.offsets(), masks.offsets())
-    ):  # jagged rows of equal lengths (verl's v1 layout): segment sums over the flat values, in float64
-        offsets = log_probs.offsets().cpu().numpy()
-        lengths = np.diff(offsets)
-        mask = masks.values().detach().cpu()
-        # a 0/1 mask: the product is exact in the log-probs' own dtype; the sums accumulate in float64
-        values = log_probs.values().detach().cpu()
-        if values.dtype not in (torch.float32, torch.float64):  # bfloat16 has no numpy dtype
-            values = values.float()
-        flat = (values * mask).numpy()
-        starts = offsets[:-1][lengths > 0]  # reduceat would take an empty row's start as one element
-        sums = np.zeros(len(lengths), dtype=np.float64)
-        counts = np.zeros(len(lengths), dtype=np.float64)
-        if starts.size:
-            sums[lengths > 0] = np.add.reduceat(flat, starts, dtype=np.float64)
-            counts[lengths > 0] = np.add.reduceat(mask.numpy(), starts, dtype=np.float64)
-        return {OLD_LOG_PROB_SUM: sums, OLD_LOG_PROB_TOKENS: counts}
-    else:
-        lp_rows = log_probs.unbind() if hasattr(log_probs, "unbind") else list(log_probs)
-        m_rows = masks.unbind() if hasattr(masks, "unbind") else list(masks)
-        if len(lp_rows) != len(m_rows):
-            raise ValueError(f"old_log_probs has {len(lp_rows)} rows but response_mask has {len(m_rows)}")
-        sums_l, counts_l = [], []
-        for lp_i, m_i in zip(lp_rows, m_rows):
-            lp_i = torch.as_tensor(lp_i).detach().to(torch.float64).flatten()
-            m_i = torch.as_tensor(m_i).detach().to(torch.float64).flatten()[: lp_i.numel()]
-            sums_l.append(float((lp_i[: m_i.numel()] * m_i).sum()))
-            counts_l.append(float(m_i.sum()))
-        sums, counts = torch.tensor(sums_l, dtype=torch.float64), torch.tensor(counts_l, dtype=torch.float64)
+    lp = torch.as_tensor(log_probs).detach()
+    m = torch.as_tensor(masks).detach().to(lp.dtype)
+    if lp.shape != m.shape:
+        raise ValueError(f"old_log_probs {tuple(lp.shape)} and response_mask {tuple(m.shape)} differ in shape")
+    sums = (lp * m).sum(-1, dtype=torch.float64)
+    counts = m.sum(-1, dtype=torch.float64)
     return {OLD_LOG_PROB_SUM: sums.cpu().numpy(), OLD_LOG_PROB_TOKENS: counts.cpu().numpy()}
+
+
+def log_prob_columns_of(tensors: Any) -> dict[str, np.ndarray] | None:
+    """:func:`sequence_log_prob_columns` of a DataProto's ``batch`` (``old_log_probs`` with its
+    ``response_mask``, else the response part of ``attention_mask``); None without ``old_log_probs``."""
+    keys = set(tensors.keys()) if tensors is not None else set()
+    if "old_log_probs" not in keys:
+        return None
+    lp = tensors["old_log_probs"]
+    mask = tensors["response_mask"] if "response_mask" in keys else tensors["attention_mask"][:, -lp.shape[-1]:]
+    return sequence_log_prob_columns(lp, mask)
 
 
 def as_list(column: Any) -> list:
@@ -168,19 +159,17 @@ def build_context(
     uids: Iterable[Any],
     needs: frozenset[str],
     extra_infos: Sequence[dict] | None = None,
-    responses: list[str] | None = None,
     problems: list[str] | None = None,
     acc_key: str = "acc",
     source: str = "manual",
-    old_log_probs: dict[str, np.ndarray] | None = None,
 ) -> AdvantageContext:
     """Assemble the context for the fields an estimator declared in ``needs``.
 
     ``acc`` is always collected when present (it is cheap and every estimator of
     ours uses correctness); missing values become NaN, so the estimator can fall
-    back per row and count it.  ``old_log_probs`` (from :func:`sequence_log_prob_columns`) is
-    attached as the extras :data:`OLD_LOG_PROB_SUM` / :data:`OLD_LOG_PROB_TOKENS` when
-    :data:`OLD_LOG_PROBS` is needed.
+    back per row and count it.  The other reward extras in ``needs`` become ``extras``;
+    texts and old log-probs are added by :func:`context_from_rows` and
+    :func:`attach_old_log_probs`.
     """
     uids = np.asarray(list(uids), dtype=object)
     infos = list(extra_infos) if extra_infos is not None else [{} for _ in range(len(uids))]
@@ -191,16 +180,86 @@ def build_context(
         col = extras_column(infos, name)
         if col is not None:
             extras[name] = col
-    if OLD_LOG_PROBS in needs and old_log_probs is not None:
-        extras.update(old_log_probs)
     return AdvantageContext(
-        uids=uids,
-        acc=acc,
-        responses=responses if "responses" in needs else None,
-        problems=problems if "problems" in needs else None,
-        extras=extras,
-        source=source,
+        uids=uids, acc=acc, problems=problems if "problems" in needs else None, extras=extras, source=source,
     )
+
+
+@dataclass
+class RowSource:
+    """Where one step's per-row fields come from: verl's TransferQueue (the v1 trainer) or a DataProto.
+
+    Attributes:
+        name: the context's ``source``.
+        uids: the group uid of every row, in verl's batch order.
+        extras: every row's reward extras (``acc``, ``cue_sig``, ...), a dict per row.
+        problems: returns the problem text of every row (called only when the estimator needs it).
+        response_ids: returns the response token ids of the given rows (an int array), one array each.
+        decode: token ids -> texts (a :class:`~verl_focal.estimators.decode.BatchDecoder`), or None where
+            no tokenizer is at hand.
+    """
+
+    name: str
+    uids: list
+    extras: list[dict]
+    problems: Callable[[], list[str]] | None = None
+    response_ids: Callable[[np.ndarray], list] | None = None
+    decode: Callable[[list], list[str]] | None = None
+
+
+def context_from_rows(rows: RowSource, needs: frozenset[str], acc_key: str = "acc") -> AdvantageContext:
+    """The step's context from ``rows``: the one builder for every trainer (docs/architecture.md).
+
+    Response texts are a :class:`~verl_focal.estimators.context.LazyTexts`: the rows an estimator is
+    expected to read (:func:`text_rows`) are fetched and decoded at once, in one batch, any other on demand.
+    """
+    problems = rows.problems() if "problems" in needs and rows.problems is not None else None
+    ctx = build_context(rows.uids, needs, rows.extras, problems=problems, acc_key=acc_key, source=rows.name)
+    if "responses" in needs:
+        if rows.decode is None or rows.response_ids is None:
+            from verl_focal.config.errors import ConfigError
+
+            raise ConfigError(
+                f"the estimator partitions response texts but the {rows.name} rows come without a tokenizer: launch "
+                "with `python -m verl_focal.main_ppo` (its TaskRunners hand the hook the tokenizer), or cluster "
+                "reward-side signatures (algorithm.cue.source=signature with reward_kwargs.cue_set)")
+        sigs = ctx.extras.get(SIGNATURE_EXTRA) if SIGNATURE_EXTRA in needs else None
+        ctx.responses = LazyTexts(len(ctx), rows.response_ids, rows.decode, preload=text_rows(ctx.uids, ctx.acc, sigs))
+    return ctx
+
+
+def dataproto_rows(tensors: Any, non_tensor: dict, decode: Callable[[list], list[str]] | None,
+                   name: str = "dataproto") -> RowSource:
+    """The :class:`RowSource` of a DataProto's ``batch`` (``tensors``) and ``non_tensor_batch``, whose
+    columns other than ``uid`` are the reward extras; problems from ``raw_prompt`` (else the decoded
+    ``prompts``), response ids from ``responses`` under ``response_mask``."""
+    uids = list(non_tensor["uid"])
+    n = len(uids)
+    infos: list[dict] = [{} for _ in range(n)]
+    for key, col in non_tensor.items():
+        if key != "uid" and len(col) == n:
+            for i, v in enumerate(col):
+                infos[i][key] = v
+
+    def problems() -> list[str]:
+        if "raw_prompt" in non_tensor:
+            return [last_user_text(p) for p in non_tensor["raw_prompt"]]
+        return list(decode(list(tensors["prompts"]))) if decode is not None else [""] * n
+
+    def response_ids(rows: np.ndarray) -> list:
+        resp = tensors["responses"]
+        mask = tensors["response_mask"] if "response_mask" in tensors.keys() else None
+        return [(resp[i][mask[i].bool()] if mask is not None else resp[i]).numpy() for i in rows.tolist()]
+
+    return RowSource(name, uids, infos, problems, response_ids, decode)
+
+
+def attach_old_log_probs(ctx: AdvantageContext, tensors: Any) -> None:
+    """Add the sequence log-prob columns of ``tensors`` (a DataProto's ``batch``, the rows of ``ctx``) to
+    ``ctx.extras`` (:data:`OLD_LOG_PROB_SUM`, :data:`OLD_LOG_PROB_TOKENS`); nothing when absent."""
+    cols = log_prob_columns_of(tensors)
+    if cols is not None:
+        ctx.extras.update(cols)
 
 
 def text_rows(uids: Sequence[Any], acc: np.ndarray | None, signatures: Sequence[Any] | None = None) -> np.ndarray:
@@ -214,7 +273,7 @@ def text_rows(uids: Sequence[Any], acc: np.ndarray | None, signatures: Sequence[
     all carry a signature string are left out: they are clustered from the signatures.
 
     This is a prediction used to decode in one batch before the estimator runs; a
-    :class:`~verl_focal.integration.context.LazyTexts` decodes any other row on demand.
+    :class:`~verl_focal.estimators.context.LazyTexts` decodes any other row on demand.
     """
     from verl_focal.core.groups import group_ids
 

@@ -1,0 +1,25 @@
+"""Our advantage estimators in verl's calling convention, and the per-step data they read.
+
+Nothing here imports verl: :mod:`verl_focal.integration.registration` writes :func:`all_specs` into
+verl's registry, and the trainer hooks (:mod:`verl_focal.integration`) build each step's
+:class:`~verl_focal.estimators.context.AdvantageContext` and run
+:class:`~verl_focal.estimators.step.AdvantageStep`.
+
+* :mod:`.focal` -- ``f_grpo`` (F-GRPO; F-DAPO and F-CISPO with verl's settings);
+* :mod:`.cue` -- ``cue_grpo``, ``f_cue_grpo`` (Cue-GRPO), with :mod:`.cue_step` (partition before the call);
+* :mod:`.passk` -- ``passk_grpo`` (Pass@k Training);
+* :mod:`.unlikely` -- ``unlikely_grpo`` (the unlikeliness reward).
+"""
+
+from __future__ import annotations
+
+from verl_focal.estimators.spec import EstimatorSpec
+
+__all__ = ["EstimatorSpec", "all_specs"]
+
+
+def all_specs() -> list[EstimatorSpec]:
+    """Every estimator of ours, in registration order."""
+    from verl_focal.estimators import cue, focal, passk, unlikely
+
+    return [focal.SPEC, *cue.SPECS, passk.SPEC, unlikely.SPEC]
