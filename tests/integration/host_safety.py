@@ -225,7 +225,10 @@ def _prime() -> None:
 
 
 def run(names: list[str] | None = None, jobs: int = 2) -> list[dict]:
-    """Every renameable contract name (or ``names``), one forked child each; the children's results."""
+    """Every renameable contract name (or ``names``), one forked child each; the children's results.  Run it in
+    a process that has not imported verl (the children import the renamed copy)."""
+    if "verl" in sys.modules:
+        raise RuntimeError("host_safety.run needs a process without verl imported: run this file as a script")
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from verl_focal.integration.compat import CONTRACT
 

@@ -48,7 +48,8 @@ try:
     from verl_focal.integration.registration import collisions, get_spec, registered_names
     out["estimators"] = [n for n in registered_names(aliases=True) if get_spec(n) is not None]
     out["collisions"] = collisions()
-    if available("v1"):  # imports verl's v1 trainer: the plugin's hook installs there
+    available("separated")  # imports the separated trainers' module: the plugin's hook installs there
+    if available("v1"):  # imports verl's v1 trainer: likewise
         from verl.trainer.ppo.v1 import trainer_base
         out["trainer_modes"] = sorted(n for n in trainer_base.TRAINER_REGISTRY if n.startswith("focal_"))
     out["disabled"] = disabled()

@@ -149,10 +149,13 @@ def hooked_trainer_cls(mode: str) -> type:
 
 def register_hooked_trainers() -> None:
     """Register a hooked subclass of each of verl's v1 modes (:data:`HOOKED_MODES`) under our name; idempotent.
-    verl's v1 ``utils`` must call the wrapped ``compute_advantage`` (old log-probs, agent sessions)."""
+    With the hook around ``compute_advantage`` installed, verl's v1 ``utils`` must call it (old log-probs,
+    agent sessions); without it, the pre-flight refuses our estimators anyway (compat.require)."""
     from verl.trainer.ppo.v1 import trainer_base, utils
 
-    if not is_hooked(utils.compute_advantage):
+    from verl_focal.integration.compat import disabled
+
+    if "advantage" not in disabled() and not is_hooked(utils.compute_advantage):
         raise RuntimeError("verl.trainer.ppo.v1.utils.compute_advantage is not verl.trainer.ppo.ray_trainer's "
                            "(hooked) function")
     for base_mode, name in HOOKED_MODES.items():
