@@ -223,3 +223,29 @@ def test_score_failures_lists_rejections_that_are_not_obviously_wrong(tmp_path, 
     assert got[0] == {"run": "one", "uid": "p3", "sample": 0, "data_source": "verl_focal/math",
                       "pred": r"\frac{a}{b}", "ground_truth": r"\frac{b}{a}"}
     assert "wrote 2 rejected answer(s) that are not obviously wrong" in capsys.readouterr().out
+
+
+def test_score_and_report_refuse_repeated_problem_sample_lines_by_line_number(tmp_path, toy_scorer, capsys):
+    """A file whose every line appears twice would count every sample twice (pass@k from doubled n and c);
+    it is refused before anything is scored, naming the repeated lines.  Repeats across a run's files count too."""
+    recs = _records("verl_focal/aime24", [2, 3], ["11", "21"])  # 2 problems x 16 samples
+    _write(tmp_path / "runs" / "grpo.jsonl", recs + recs)
+    out = tmp_path / "o"
+    rc = cli_main(["eval", "score", "--runs", str(tmp_path / "runs"), "--out", str(out), "--scorer", toy_scorer,
+                   "--workers", "0", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    first = err.splitlines()[0]
+    assert first.startswith("verl-focal eval score: error: run grpo: 32 line(s) repeat a (problem, sample) pair")
+    assert "grpo.jsonl line 33 repeats line 1 (problem 'verl_focal/aime24#0', sample 0)" in first
+    assert "grpo.jsonl line 34 repeats line 2 (problem 'verl_focal/aime24#0', sample 1)" in first
+    assert "and 29 more" in first and not (out / "scored").exists()  # refused before scoring
+    # one benchmark per file: the same (problem, sample) in two files of one run
+    scored = [dict(r, acc=1.0) for r in recs]
+    _write(tmp_path / "runs2" / "f" / "a.jsonl", scored[:3])
+    _write(tmp_path / "runs2" / "f" / "b.jsonl", scored[2:4])
+    assert cli_main(["eval", "report", "--runs", str(tmp_path / "runs2"), "--out", str(out)]) == 2
+    assert "b.jsonl line 1 repeats a.jsonl line 3 (problem 'verl_focal/aime24#0', sample 2)" in capsys.readouterr().err
+    # the same sample number under two problems is no repeat
+    _write(tmp_path / "runs3" / "g.jsonl", scored)
+    assert cli_main(["eval", "report", "--runs", str(tmp_path / "runs3"), "--out", str(out)]) == 0

@@ -203,14 +203,20 @@ def load_run(files: list[Path], default_data_source: str, command: str = "score"
     """Records of one run (normalised) that have what ``command`` needs, and the lines left out.
 
     A file that is not JSONL, is empty or has no usable line is refused (one line, naming the file,
-    the field and what to pass); see :func:`verl_focal.eval.records.read_records`.
+    the field and what to pass); see :func:`verl_focal.eval.records.read_records`.  So are lines that
+    repeat a ``(problem, sample)`` pair, in one file or across the run's files (named by line number).
     """
+    from verl_focal.eval.records import Duplicates
+
     records: list[dict] = []
     left = LeftOut()
+    label = f"run {name}: " if name else ""
+    duplicates = Duplicates()
     for f in files:
-        recs, lo = read_records(f, command, default_data_source, label=f"run {name}: " if name else "")
+        recs, lo = read_records(f, command, default_data_source, label=label, duplicates=duplicates)
         records += recs
         left.add(lo)
+    duplicates.refuse(label)  # a repeated (problem, sample) would count twice in pass@k
     return records, left
 
 
@@ -315,11 +321,12 @@ def _cmd_score(args) -> int:
     load_scorer(args.scorer)  # a wrong --scorer is refused before any file is read
     files = discover_runs(args.runs, args.run, args.step, exclude=args.out_dir)
     _check_baseline(args.baseline, files)  # before any scoring
+    loaded = {name: load_run(fl, args.data_source, "score", name) for name, fl in files.items()}  # all, then score
     scored_dir = Path(args.out_dir) / "scored"
     scored_dir.mkdir(parents=True, exist_ok=True)
     runs, extra = {}, {"scoring": {}}
     for name, fl in files.items():
-        recs, left = load_run(fl, args.data_source, "score", name)
+        recs, left = loaded[name]
         _print_left_out(f"run {name}", left)
         statuses = score_records(recs, scorer=args.scorer, workers=args.workers, timeout_s=args.timeout_s,
                                  progress=not args.no_progress)

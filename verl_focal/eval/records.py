@@ -224,17 +224,67 @@ def _file_kind(path: Path) -> str:
     return "text"
 
 
+def sample_key(rec: dict) -> tuple[str, str] | None:
+    """The ``(problem, sample)`` key of a normalised record, or ``None`` when the line carries no sample id.
+
+    Our lines: ``(uid, sample)``; a v1 verl dump: ``(uid, verl_uid)`` (verl's uid is per sample).  A legacy
+    verl dump has no per-sample id, so two equal lines there may be two equal samples and are not keyed.
+
+    >>> sample_key({"uid": "p1", "sample": 3}), sample_key({"uid": "prompt:x", "verl_uid": "u_0_2"})
+    (('p1', '3'), ('prompt:x', 'u_0_2'))
+    """
+    for field_name in ("sample", "verl_uid"):
+        if rec.get(field_name) is not None:
+            return str(rec.get("uid")), str(rec[field_name])
+    return None
+
+
+class Duplicates:
+    """The lines of one run that repeat a ``(problem, sample)`` key, found while reading its files.
+
+    Pass one instance to every :func:`read_records` call of a run (duplicates across its files count too),
+    then :meth:`refuse`.
+    """
+
+    def __init__(self) -> None:
+        self.first: dict[tuple[str, str], tuple[str, int]] = {}  # key -> (file, line) where it first appeared
+        self.repeats: list[tuple[tuple[str, int], tuple[str, int], tuple[str, str]]] = []  # (where, first, key)
+
+    def see(self, key: tuple[str, str] | None, file: str, line: int) -> None:
+        if key is None:
+            return
+        if key in self.first:
+            self.repeats.append(((file, line), self.first[key], key))
+        else:
+            self.first[key] = (file, line)
+
+    def refuse(self, label: str = "") -> None:
+        """Raise :class:`~verl_focal.config.errors.InputError` naming the repeated lines, if there are any."""
+        from verl_focal.config.errors import InputError
+
+        if not self.repeats:
+            return
+        shown = "; ".join(f"{where[0]} line {where[1]} repeats "
+                          f"{'' if first[0] == where[0] else first[0] + ' '}line {first[1]} "
+                          f"(problem {key[0]!r}, sample {key[1]})" for where, first, key in self.repeats[:3])
+        more = f"; and {len(self.repeats) - 3} more" if len(self.repeats) > 3 else ""
+        raise InputError(f"{label}{len(self.repeats)} line(s) repeat a (problem, sample) pair, which would count "
+                         f"those samples twice: {shown}{more}; keep one line per (uid, sample) and score again")
+
+
 def read_records(
     path: str | os.PathLike,
     command: str,
     default_data_source: str = "unknown",
     label: str = "",
+    duplicates: Duplicates | None = None,
 ) -> tuple[list[dict], LeftOut]:
     """The usable records of one JSONL file for ``command`` (a key of :data:`NEEDS`) and what was left out.
 
     Refuses (:class:`~verl_focal.config.errors.InputError`, naming the file, the field and the fix) a
     file that is a parquet or binary file, is empty, or has no line with the fields ``command`` needs.
-    ``label`` prefixes the message (e.g. ``"run grpo: "``).
+    ``label`` prefixes the message (e.g. ``"run grpo: "``).  With ``duplicates``, each usable line's
+    :func:`sample_key` is recorded there (the caller refuses repeats once all files of a run are read).
     """
     from verl_focal.config.errors import InputError
 
@@ -267,6 +317,8 @@ def read_records(
             why = missing_field(rec, need)
         if why is None:
             out.append(rec)
+            if duplicates is not None:
+                duplicates.see(sample_key(rec), p.name, stats.line)
             continue
         left.missing += 1
         if first is None:
