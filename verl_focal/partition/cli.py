@@ -1,9 +1,12 @@
 """``verl-focal cues FILE...``: show each trace's cue sequence, signature and cluster.
 
-Every FILE is one solution trace (plain text), or a ``.jsonl`` file with one trace per
-line (a JSON string, or an object whose ``--field`` holds the text).  All traces given
-are treated as ONE group of correct rollouts and clustered as ``strategy_cue`` would
-(ρ-suppression, cosine graph at ε), so you can see why two solutions share a cluster.
+Every FILE is one solution trace (plain text), a ``.jsonl`` file with one trace per line,
+or a JSON array of traces (a ``.json`` file, or any file whose text is a JSON array); a trace
+in JSON is a string or an object whose ``--field`` holds the text.  All traces given are
+treated as ONE group of correct rollouts and clustered as ``strategy_cue`` would
+(ρ-suppression, cosine graph at ε), so you can see why two solutions share a cluster.  One
+trace alone is clustered too, with a warning: every cue it has is then in all of the group's
+traces, so ρ suppresses them all and its vector is empty.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="trace files (text) or .jsonl files; '-' reads stdin")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="trace files (text), .jsonl files (one trace per line) or JSON arrays of traces "
+                             "(.json); '-' reads stdin; all of them form one group")
     parser.add_argument("--cue-set", default="math_v1", help="catalogue name or .yaml/.json path (default math_v1)")
     parser.add_argument("--backend", default="auto", choices=["auto", "regex", "hyperscan"],
                         help="cue-matching engine (default auto: Hyperscan when installed, else regex)")
@@ -44,26 +49,76 @@ def _read_text(path: str) -> str:
     return text
 
 
-def _read(files: list[str], field: str) -> list[tuple[str, str]]:
+def _json_trace(obj: object, where: str, field: str) -> str:
+    """The text of one JSON trace: a string, or an object whose ``field`` holds it."""
+    if isinstance(obj, dict):
+        if field not in obj:
+            raise InputError(f"{where}: no field {field!r} (it has {', '.join(sorted(map(str, obj))) or 'no keys'}); "
+                             f"choose it with --field")
+        obj = obj[field]
+    if not isinstance(obj, str):
+        raise InputError(f"{where}: a trace must be a string or an object whose --field {field!r} holds the text, "
+                         f"got {type(obj).__name__}")
+    return obj
+
+
+def _jsonl(path: str, text: str, field: str) -> list[tuple[str, str]]:
     out = []
+    for k, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{k + 1}: not JSON ({e.msg}); one trace per line: a JSON string, "
+                             f"or an object whose --field {field!r} holds the text") from None
+        out.append((f"{path}:{k + 1}", _json_trace(obj, f"{path}:{k + 1}", field)))
+    return out
+
+
+def _read_file(path: str, field: str) -> tuple[list[tuple[str, str]], str]:
+    """The traces of one FILE, and how it was read (for the one-trace warning).
+
+    ``.jsonl``: one trace per line.  ``.json``: a JSON array of traces, one object or one string (JSON
+    lines are accepted too).  Any other file is one plain-text trace, unless its whole text is a JSON array.
+    """
+    text = _read_text(path)
+    if path.endswith(".jsonl"):
+        return _jsonl(path, text, field), "a .jsonl file with one trace"
+    head = text.lstrip()[:1]
+    if path.endswith(".json") or head == "[":
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as e:
+            if not path.endswith(".json"):
+                return [(path, text)], f"{path} as one plain-text trace"
+            try:  # JSON lines in a .json file
+                return _jsonl(path, text, field), f"{path} as JSON lines, one trace"
+            except InputError:
+                raise InputError(f"{path}: not JSON (line {e.lineno}, column {e.colno}: {e.msg}); give a JSON array "
+                                 f"of traces, a .jsonl file with one trace per line, or a plain-text trace") from None
+        if isinstance(obj, list):
+            return [(f"{path}[{i}]", _json_trace(t, f"{path}[{i}]", field)) for i, t in enumerate(obj)], \
+                f"{path} as a JSON array of {len(obj)} trace(s)"
+        if isinstance(obj, (dict, str)):
+            return [(path, _json_trace(obj, path, field))], f"{path} as one JSON trace"
+        raise InputError(f"{path}: a JSON {type(obj).__name__}, not a trace; give a JSON array of traces (strings "
+                         f"or objects whose --field {field!r} holds the text)")
+    return [(path, text)], f"{path} as one plain-text trace"
+
+
+def _read(files: list[str], field: str) -> list[tuple[str, str]]:
+    """Every trace of ``files`` as (name, text); warns on stderr when there is only one."""
+    out, how = [], ""
     for path in files:
-        text = _read_text(path)
-        if path.endswith(".jsonl"):
-            for k, line in enumerate(text.splitlines()):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(f"{path}:{k + 1}: not JSON ({e.msg}); one trace per line: a JSON string, "
-                                     f"or an object whose --field {field!r} holds the text") from None
-                if isinstance(obj, dict):
-                    if field not in obj:
-                        raise ValueError(f"{path}:{k + 1}: no field {field!r}; choose it with --field")
-                    obj = obj[field]
-                out.append((f"{path}:{k + 1}", str(obj)))
-        else:
-            out.append((path, text))
+        traces, how = _read_file(path, field)
+        out += traces
+    if not out:
+        raise InputError(f"{' '.join(files)}: no trace (an empty JSON array or .jsonl file); give two or more traces")
+    if len(out) == 1:
+        print(f"verl-focal cues: warning: one trace (read {how}): its cues are in all of the group's traces, so "
+              f"ρ suppresses every one and its vector is empty; give two or more traces (files, .jsonl lines "
+              f"or a JSON array) to compare them", file=sys.stderr)
     return out
 
 
