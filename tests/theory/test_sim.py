@@ -175,3 +175,20 @@ def test_parse_group_sizes():
         sim.parse_group_sizes("abc")
     with pytest.raises(ValueError, match="bad N range"):
         sim.parse_group_sizes("16..2")
+
+
+def test_n_grid_range_ends_must_be_powers_of_two(capsys):
+    """`-h` says a range means the powers of two from LO to HI: a range from 3 would double from 3 (3, 6, 12, ...),
+    which is not what it says, so it is refused with what it accepts; a list of any sizes is still fine."""
+    from verl_focal.cli import main
+
+    assert sim.parse_group_sizes("1-8") == (1, 2, 4, 8)
+    assert sim.parse_group_sizes("3,6,12") == (3, 6, 12)
+    for bad, ends, fix in (("3-100", "3 and 100 are not powers", "4-64"), ("2-100", "100 is not a power", "2-64"),
+                           ("5-6", "5 and 6 are not powers", "4-8")):
+        with pytest.raises(ValueError, match=f"--n-grid {bad}: a range LO-HI lists the powers of two from LO to HI, "
+                                             f"and {ends} of two; write e.g. {fix},"):
+            sim.parse_group_sizes(bad)
+    assert main(["sim", "--n-grid", "3-100", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].startswith("verl-focal sim: error: --n-grid 3-100: a range LO-HI lists the powers")

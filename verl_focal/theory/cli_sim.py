@@ -38,8 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="quick preset: 9 group sizes (powers of 4 from 2), 1 seed, 100 steps; < 1 min on 2 cores")
     parser.add_argument("--n-grid", nargs="+",
-                        help="group sizes: integers and/or ranges LO-HI, meaning the powers of two from LO to HI, "
-                             "e.g. 2-131072 or 8,16,64 (LO..HI is accepted too)")
+                        help="group sizes: integers and/or ranges LO-HI, meaning the powers of two from LO to HI "
+                             "(LO and HI powers of two), e.g. 2-131072 or 8,16,64 (LO..HI is accepted too)")
     parser.add_argument("--gammas", nargs="+", type=float, help="focal exponents (default 0 1)")
     parser.add_argument("--seeds", nargs="+", metavar="SEED",
                         help="seeds: numbers and/or inclusive ranges LO-HI, e.g. 0-3 (default 0-3; quick: 0)")

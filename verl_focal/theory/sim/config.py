@@ -141,9 +141,29 @@ def initial_masses(cfg: SimConfig) -> tuple[float, float]:
     return float(pi0[: cfg.n_correct].sum()), tau
 
 
+def _check_power_range(tok: str, lo: int, hi: int) -> None:
+    """A range LO-HI lists the powers of two from LO to HI, so both ends must be powers of two (nothing guessed).
+
+    >>> _check_power_range("2-128", 2, 128)
+    >>> _check_power_range("3-100", 3, 100)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --n-grid 3-100: ... and 3 and 100 are not powers of two; write e.g. 4-64, or list sizes ... 3,6,12
+    """
+    bad = [v for v in (lo, hi) if v & (v - 1)]
+    if not bad:
+        return
+    up, down = 1 << (lo - 1).bit_length(), 1 << (hi.bit_length() - 1)
+    fix = f"{up}-{down}" if up <= down else f"{1 << (hi - 1).bit_length() >> 1 or 1}-{1 << (hi - 1).bit_length()}"
+    raise ValueError(f"--n-grid {tok}: a range LO-HI lists the powers of two from LO to HI, and "
+                     f"{' and '.join(map(str, bad))} {'is' if len(bad) == 1 else 'are'} not "
+                     f"{'a power' if len(bad) == 1 else 'powers'} of two; write e.g. {fix}, or list sizes one by one, "
+                     f"e.g. {lo},{2 * lo},{4 * lo}")
+
+
 def parse_group_sizes(text: str | Sequence[str]) -> tuple[int, ...]:
-    """Parse an N grid: ``"2-131072"`` (the powers of two from 2 to 131072; ``2..131072`` is
-    accepted too), ``"8,16,64"`` or a list of strings."""
+    """Parse an N grid: ``"2-131072"`` (the powers of two from 2 to 131072, both ends powers of two;
+    ``2..131072`` is accepted too), ``"8,16,64"`` or a list of strings."""
     import re
 
     parts: Iterable[str] = [text] if isinstance(text, str) else text
@@ -159,6 +179,7 @@ def parse_group_sizes(text: str | Sequence[str]) -> tuple[int, ...]:
                 lo, hi = int(rng.group(1)), int(rng.group(2))
                 if lo < 1 or hi < lo:
                     raise ValueError(f"bad N range {tok!r}: need 1 <= lo <= hi")
+                _check_power_range(tok, lo, hi)
                 k = lo
                 while k <= hi:
                     out.append(k)
