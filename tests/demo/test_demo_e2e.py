@@ -6,6 +6,7 @@ training runs, losses are finite and the report is complete (not any result).
 
 import json
 import math
+import re
 
 import torch
 import verl  # noqa: F401  a hard dependency: fail loudly if it is missing
@@ -89,6 +90,24 @@ def test_quick_demo_end_to_end(tmp_path, capsys):
     assert set(res["base"]["per_seed"]) == {"0"} and res["problems"] == {"rl": 256, "familiar": 128, "unfamiliar": 128}
     assert {c["baseline"] for c in res["claims"]} >= {"base (SFT)", "GRPO N=8"}
     assert "smoke run" in capsys.readouterr().err
+    # the smoke run exercises every estimator: its groups hold right and wrong rollouts, and every arm's advantages
+    # differ from GRPO's on the same batch (measured per step against verl's GRPO; GRPO's own are nonzero)
+    for r in res["runs"]:
+        hist = r["history"]
+        assert sum(h["train_acc"] for h in hist) > 0 and min(h["zero_adv_group_frac"] for h in hist) < 1, r["arm"]
+        nonzero = [h["effect/rows_nonzero_frac"] for h in hist]
+        changed = [h["effect/rows_changed_frac"] for h in hist]
+        assert max(nonzero) > 0
+        if r["estimator"] == "grpo":
+            assert all(h["effect/adv_diff_vs_grpo"] == 0 for h in hist) and max(changed) == 0
+        else:
+            assert max(changed) > 0 and max(h["effect/adv_diff_vs_grpo"] for h in hist) > 0, r["arm"]
+        # a changed row is a row whose advantage the estimator scaled or redistributed, so it had one
+        assert all(c <= z + 1e-9 for c, z in zip(changed, nonzero))
+    effect = md.split("\nEstimator effect (", 1)[1].split("\n\n", 2)[1].splitlines()
+    assert len(effect) == len(res["runs"]) and not any("not exercised" in line for line in effect)
+    assert effect[0].startswith("- GRPO N=8: reference (Â_GRPO itself); ")
+    assert all(re.search(r"mean \|Â − Â_GRPO\| = [0-9.e-]+; [0-9.]+% of rows changed", line) for line in effect[1:])
 
 
 def test_demo_cli_errors_exit_2(capsys):

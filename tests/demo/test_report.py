@@ -190,3 +190,36 @@ def test_headline_joins_two_runs(tmp_path):
     assert "| base (SFT) | 0.210 | 0.950 | — | — | — |" in md
     assert "| F-GRPO | 0.250 | 0.800 | GRPO N=8 | +0.010 to +0.050 not established | +0.100 better |" in md
     assert "| GRPO N=8 | 0.200 | 0.700 | base (SFT) |" in md
+
+
+def test_estimator_effect_against_grpo_and_not_exercised():
+    """advantage_effect against independently computed row means; an arm that never changed a row is reported as
+    not exercised (and so is a GRPO arm whose advantages were all zero)."""
+    import torch
+
+    from verl_focal.demo.effect import advantage_effect, effect_markdown, not_exercised
+
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    ref = torch.tensor([[0.5, 0.5, 9.0], [-1.0, 7.0, 7.0], [0.0, 0.0, 0.0]])
+    adv = torch.tensor([[0.25, 0.25, -3.0], [-1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])  # row 0 halved; padding ignored
+    e = advantage_effect(adv, ref, mask)
+    assert e["effect/adv_diff_vs_grpo"] == pytest.approx((0.25 + 0 + 0) / 3)
+    assert e["effect/rows_changed_frac"] == pytest.approx(1 / 3)
+    assert e["effect/rows_nonzero_frac"] == pytest.approx(2 / 3)
+    assert advantage_effect(ref, ref, mask)["effect/rows_changed_frac"] == 0
+
+    def run(arm, est, hist):
+        return {"arm": arm, "estimator": est, "history": hist}
+
+    zero = {"effect/adv_diff_vs_grpo": 0.0, "effect/rows_changed_frac": 0.0, "effect/rows_nonzero_frac": 0.0}
+    live = {"effect/adv_diff_vs_grpo": 0.0, "effect/rows_changed_frac": 0.0, "effect/rows_nonzero_frac": 0.5}
+    runs = [run("GRPO N=8", "grpo", [live, zero]), run("F-GRPO", "f_grpo", [dict(live, **{
+        "effect/adv_diff_vs_grpo": 0.2, "effect/rows_changed_frac": 0.5}), live]), run("Cue-GRPO", "cue_grpo", [live])]
+    lines = effect_markdown(runs)
+    assert lines[3] == "- GRPO N=8: reference (Â_GRPO itself); 25.0% of rows have Â ≠ 0 (groups with both right and " \
+                       "wrong rollouts)"
+    assert lines[4] == "- F-GRPO: mean |Â − Â_GRPO| = 0.100; 25.0% of rows changed (50.0% have Â ≠ 0)"
+    assert lines[5].startswith("- Cue-GRPO: not exercised: Â = Â_GRPO on every row")
+    assert not_exercised(runs) == ["Cue-GRPO"]
+    assert not_exercised([run("GRPO N=8", "grpo", [zero])]) == ["GRPO N=8"]
+    assert effect_markdown([run("old", "f_grpo", [{"loss": 0.0}])]) == []  # a run from before the metric: no section

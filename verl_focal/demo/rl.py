@@ -28,11 +28,12 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 from verl import DataProto
-from verl.trainer.ppo import core_algos
+from verl.trainer.ppo import core_algos, ray_trainer
 from verl.trainer.ppo.ray_trainer import compute_advantage
 
 import verl_focal.demo.partitioner  # noqa: F401  (registers the `demo_strategy` partitioner)
 from verl_focal.demo.arms import Arm
+from verl_focal.demo.effect import advantage_effect
 from verl_focal.demo.model import PROMPT_LEN, encode_prompts
 from verl_focal.demo.rollout import make_rollout, prompt_batch
 from verl_focal.demo.task import Problem, strategy_of, verify
@@ -49,6 +50,7 @@ __all__ = [
     "train_rl",
     "algorithm_config",
     "strategy_groups",
+    "grpo_reference",
 ]
 
 
@@ -115,6 +117,18 @@ def decode_responses(tokenizer, responses: torch.Tensor) -> list[str]:
     return out
 
 
+def grpo_reference(responses: torch.Tensor, response_mask: torch.Tensor, rewards: torch.Tensor, uids: Sequence[str],
+                   algo: Any) -> torch.Tensor:
+    """verl's GRPO advantages (``compute_advantage`` with ``adv_estimator=grpo``) of a step's rollouts and rewards,
+    on copies (the arm's own batch is untouched); (B, T)."""
+    ref = DataProto.from_dict(
+        tensors={"responses": responses, "response_mask": response_mask, "token_level_rewards": rewards.clone()},
+        non_tensors={"uid": np.array(uids, dtype=object)},
+    )
+    out = ray_trainer.compute_advantage(ref, adv_estimator="grpo", config=algo, norm_adv_by_std_in_grpo=True)
+    return out.batch["advantages"]
+
+
 def _token_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     logp = torch.log_softmax(logits.float(), dim=-1)
     ent = -(logp.exp() * logp).sum(-1)
@@ -179,6 +193,9 @@ def train_rl(
         def advantage(data=data):
             return compute_advantage(data, adv_estimator=arm.estimator, config=algo, norm_adv_by_std_in_grpo=True)
 
+        # verl's GRPO advantages of the same rollouts, the yardstick of the estimator's effect (nothing random)
+        reference = None if arm.estimator == "grpo" else grpo_reference(responses, response_mask, rewards, uids, algo)
+
         if spec is not None:  # the hooks' sequence: parse once, fetch what is needed, prefetch, prepare, run
             adv_step = AdvantageStep(spec, algo)
             if OLD_LOG_PROBS in adv_step.needs:
@@ -188,6 +205,7 @@ def train_rl(
         else:
             data = advantage()
         adv = data.batch["advantages"]
+        effect = advantage_effect(adv, adv if reference is None else reference, response_mask)
 
         pg_loss, pg_metrics = loss_fn(
             old_log_prob=log_prob.detach(), log_prob=log_prob, advantages=adv, response_mask=response_mask,
@@ -210,6 +228,7 @@ def train_rl(
             "zero_adv_group_frac": float((groups.sum(-1) == 0).float().mean()),
         }
         m["groups_ge2_correct"], m["groups_multi_strategy"] = strategy_groups(texts, acc, arm.n)
+        m.update(effect)
         # the step's timings (verl_focal/*_s) depend on the machine: kept out so that results are reproducible
         m.update({k: float(v) for k, v in ctx.metrics.items()
                   if isinstance(v, (int, float)) and not (k.startswith("verl_focal/") and k.endswith("_s"))})
