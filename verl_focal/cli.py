@@ -68,7 +68,13 @@ def with_suggestion(message: str) -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with a usage error in one line (the full usage stays under -h) and a did-you-mean for a
-    mistyped choice (sub-command or option value)."""
+    mistyped choice (sub-command or option value).  A value that starts like a negative number (``-3-2``,
+    ``-1e-3``) is taken as a value, as Python 3.13's argparse does, so the option's own check can name it
+    (3.11 treats ``--seeds -3-2`` as a missing value)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {with_suggestion(message)} (see {self.prog} -h)\n")
@@ -135,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sub.parse_args(rest)
     try:
         return int(sub_run(name, args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT, no traceback
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
     except UserError as e:
         return report_user_error(prog, e, debug=debug)
     except OSError as e:  # a path the user gave that cannot be read or written: name it, no traceback

@@ -31,8 +31,26 @@ def parse_seeds(tokens: list[str]) -> tuple[int, ...]:
         elif re.fullmatch(r"\d+", tok):
             out.append(int(tok))
         else:
-            raise ValueError(f"--seeds: {tok!r} is not a seed (>= 0) or an inclusive range like 0-19")
+            raise ValueError(f"--seeds: {tok!r} is not a seed; give integers >= 0 and/or inclusive ranges LO-HI with "
+                             f"LO <= HI, e.g. --seeds 0-23 or --seeds 0 5 7")
     return tuple(out)
+
+
+def check_out_dir(path: str) -> None:
+    """Make sure ``--out-dir`` is a folder this process can write, before the run: create it if missing and write a
+    probe file there.  Raises ValueError naming the folder and why (a file, not writable, ...)."""
+    import tempfile
+
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"--out-dir {path}: is a file; give a folder (it is created if missing)")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as e:
+        where = f" ({e.filename})" if e.filename and os.path.abspath(e.filename) != os.path.abspath(path) else ""
+        raise ValueError(f"--out-dir {path}: cannot write there{where}: {e.strerror or e}; give a folder you can "
+                         f"write (it is created if missing)") from None
 
 
 def _seed_text(seeds: tuple[int, ...]) -> str:
@@ -96,8 +114,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_complete(results: dict, paths: dict[str, str]) -> list[str]:
-    """What --quick asserts: training ran, every loss finite, every report file present and non-empty."""
+    """What a run asserts: training ran, every loss finite, every report file present and non-empty; and, in a
+    --quick run, that every arm's estimator acted (changed the advantages; GRPO: had a nonzero one)."""
+    from verl_focal.demo.effect import not_exercised
+
     problems = []
+    if results["config"]["mode"] == "quick":
+        problems += [f"{arm}: estimator not exercised (see 'Estimator effect' in the report)"
+                     for arm in not_exercised(results["runs"])]
     if not results["runs"]:
         problems.append("no RL run finished")
     for r in results["runs"]:
@@ -123,12 +147,17 @@ def _load_claims(path: str) -> tuple[list[dict], list[int], dict]:
 
 
 def _replicate(paths: list[str]) -> int:
+    from verl_focal.demo.design import design_mismatch_message
     from verl_focal.demo.report import headline_markdown, replication_markdown
 
     try:
         (c1, s1, r1), (c2, s2, r2) = _load_claims(paths[0]), _load_claims(paths[1])
     except ValueError as e:
         print(f"verl-focal demo: {e}", file=sys.stderr)
+        return 2
+    mismatch = design_mismatch_message(r1.get("config", {}), r2.get("config", {}))
+    if mismatch:  # different experiments: agreeing verdicts would replicate nothing
+        print(f"verl-focal demo: {mismatch}", file=sys.stderr)
         return 2
     overlap = sorted(set(s1) & set(s2))
     if overlap:
@@ -148,6 +177,24 @@ def _replicate(paths: list[str]) -> int:
               "every other arm vs GRPO N=8), range of the two estimates, verdict where both runs agree:\n")
         print("\n".join(headline_markdown(r1, r2)))
     return 0
+
+
+#: the exit status of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted(results: dict, out_dir: str) -> int:
+    """Ctrl-C: write the finished seeds' report (if any seed finished) and say so in one line; exit 130."""
+    from verl_focal.demo.report import write_report
+
+    done = results["seeds_completed"]
+    if done:
+        write_report(results, out_dir)
+        kept = f"kept the {len(done)} finished seed(s) {done} in {os.path.abspath(out_dir)}"
+    else:
+        kept = "no seed had finished, nothing written"
+    print(f"verl-focal demo: interrupted; {kept}", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def run(args: argparse.Namespace) -> int:
@@ -187,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
         cfg.budget_s = args.budget
     try:
         cfg.validate()
+        check_out_dir(args.out_dir)  # a file or an unwritable place is refused now, not after the run
     except ValueError as e:
         return fail(str(e))
 
@@ -197,7 +245,9 @@ def run(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         factory = lambda total: tqdm(total=total, unit="step", dynamic_ncols=True)  # noqa: E731
-    results = run_experiment(cfg, progress_factory=factory)
+    results = run_experiment(cfg, progress_factory=factory, log=lambda line: print(line, file=sys.stderr))
+    if results.get("interrupted"):
+        return _interrupted(results, args.out_dir)
     paths = write_report(results, args.out_dir)
     problems = _check_complete(results, paths)
     with open(paths["report.md"]) as f:

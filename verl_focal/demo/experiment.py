@@ -25,6 +25,7 @@ import io
 import math
 import os
 import resource
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -111,8 +112,8 @@ def preset(mode: str) -> DemoConfig:
     if mode == "default":
         return DemoConfig()
     if mode == "quick":
-        return DemoConfig(mode="quick", seeds=(0,), jobs=1, sft_examples=2000, sft_steps=30, sft_batch=32, rl_steps=2,
-                          prompts_per_step=4, rare_rollouts=64)
+        return DemoConfig(mode="quick", seeds=(0,), jobs=1, sft_examples=10000, sft_steps=400, sft_batch=64,
+                          rl_steps=8, prompts_per_step=8, rare_rollouts=64)
     if mode == "cuda":
         return DemoConfig(mode="cuda", device="cuda", jobs=1, seeds=tuple(range(20)),
                           model=ModelSpec(hidden=128, layers=4, heads=4, intermediate=512),
@@ -273,7 +274,9 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
     """Run every seed (its own SFT policy, then every arm from it); return all results (JSON-ready), with claims.
 
     ``claims``: every arm against its seed's SFT policy and against GRPO N=8, plus each arm's ``compare_with``;
-    with GRPO at three or more group sizes, F-GRPO N=8 also against GRPO at the trough (``group_size``)."""
+    with GRPO at three or more group sizes, F-GRPO N=8 also against GRPO at the trough (``group_size``).
+    ``log`` gets one line per finished seed.  A KeyboardInterrupt (Ctrl-C) stops the run: the results of the
+    seeds that finished are returned, with ``interrupted`` true and the others in ``seeds_not_finished``."""
     cfg.validate()
     require_verl()
     from verl_focal.demo.rl import estimator_available  # imports verl (7-10 s)
@@ -294,7 +297,7 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
     bar = progress_factory(per_seed_steps * len(cfg.seeds)) if progress_factory else None
     jobs_list = [{"cfg": cfg, "arms": arms, "seed": seed} for seed in cfg.seeds]
     n_jobs = _auto_jobs(cfg, len(jobs_list))
-    seed_results, stopped = _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log)
+    seed_results, stopped, interrupted = _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log)
     if bar is not None:
         bar.close()
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -327,6 +330,8 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
         "runs": runs,
         "seeds_completed": seeds_done,
         "seeds_not_started": stopped,
+        "interrupted": interrupted,
+        "seeds_not_finished": [s for s in cfg.seeds if s not in seeds_done] if interrupted else [],
         "skipped_arms": skipped,
         "claims": [c.as_json() for c in claims],
         "group_size": group_size,
@@ -340,8 +345,10 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
     }
 
 
-def _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log) -> tuple[list[dict], list[int]]:
-    """Run the seeds in order on ``n_jobs`` processes; no seed starts once the wall-clock budget would be overrun."""
+def _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log) -> tuple[list[dict], list[int], bool]:
+    """Run the seeds in order on ``n_jobs`` processes; no seed starts once the wall-clock budget would be overrun.
+
+    Returns (finished seeds' results, seeds not started for the budget, whether Ctrl-C stopped the run)."""
     results: list[dict] = []
     stopped: list[int] = []
 
@@ -350,6 +357,11 @@ def _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log) -> tuple
         if bar is not None and n_jobs > 1:
             bar.update(per_seed_steps)
             bar.set_postfix(seed=r["seed"])
+        line = f"verl-focal demo: seed {r['seed']} finished ({len(results)} of {len(jobs_list)})"
+        if hasattr(bar, "write"):  # tqdm: the line goes above the bar
+            bar.write(line, file=sys.stderr)
+        else:
+            log(line)
 
     def over_budget(n_started: int) -> bool:
         if cfg.budget_s is None or not results:
@@ -359,36 +371,66 @@ def _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log) -> tuple
         pending = n_started - len(results) + 1
         return time.time() - t_start + per_seed * pending / n_jobs > cfg.budget_s
 
-    if n_jobs == 1:
-        for i, job in enumerate(jobs_list):
-            if over_budget(i):
-                stopped = [j["seed"] for j in jobs_list[i:]]
-                break
-            done(_run_seed(job, bar))
-    else:
-        import concurrent.futures as cf
-        import multiprocessing as mp
-
-        with cf.ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("spawn"), initializer=_init_worker,
-                                    initargs=(cfg.threads,)) as pool:
-            pending: set = set()
-            i = 0
-            while i < len(jobs_list) or pending:
-                # keep one seed queued per worker; start the next seed only within the budget
-                while i < len(jobs_list) and len(pending) < n_jobs:
-                    if over_budget(i):
-                        stopped = [j["seed"] for j in jobs_list[i:]]
-                        i = len(jobs_list)
-                        break
-                    pending.add(pool.submit(_run_seed, jobs_list[i]))
-                    i += 1
-                if not pending:
+    interrupted = False
+    try:
+        if n_jobs == 1:
+            for i, job in enumerate(jobs_list):
+                if over_budget(i):
+                    stopped = [j["seed"] for j in jobs_list[i:]]
                     break
-                finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                for f in finished:
-                    done(f.result())
+                done(_run_seed(job, bar))
+        else:
+            stopped = _run_pool(jobs_list, n_jobs, cfg, over_budget, done)
+    except KeyboardInterrupt:  # Ctrl-C: keep what finished (the CLI reports it in one line)
+        interrupted = True
     if stopped:
         log(f"verl-focal demo: budget of {cfg.budget_s:.0f} s reached; seeds not started: {stopped}")
     order = {j["seed"]: k for k, j in enumerate(jobs_list)}
     results.sort(key=lambda r: order[r["seed"]])
-    return results, stopped
+    return results, stopped, interrupted
+
+
+def _run_pool(jobs_list, n_jobs, cfg, over_budget, done) -> list[int]:
+    """The seeds on ``n_jobs`` spawned worker processes, one queued per worker; returns the seeds not started.
+
+    The workers ignore SIGINT (they inherit SIG_IGN when spawned), so a Ctrl-C reaches only this process, which
+    stops them and lets the KeyboardInterrupt go up: no worker prints a traceback."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+    import signal
+
+    pool = cf.ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("spawn"), initializer=_init_worker,
+                                  initargs=(cfg.threads,))
+
+    def submit(job):  # a worker process is spawned on submit: it starts with SIGINT ignored
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            return pool.submit(_run_seed, job)
+        finally:
+            signal.signal(signal.SIGINT, old)
+
+    stopped: list[int] = []
+    try:
+        pending: set = set()
+        i = 0
+        while i < len(jobs_list) or pending:
+            # keep one seed queued per worker; start the next seed only within the budget
+            while i < len(jobs_list) and len(pending) < n_jobs:
+                if over_budget(i):
+                    stopped = [j["seed"] for j in jobs_list[i:]]
+                    i = len(jobs_list)
+                    break
+                pending.add(submit(jobs_list[i]))
+                i += 1
+            if not pending:
+                break
+            finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for f in finished:
+                done(f.result())
+    except BaseException:
+        for proc in mp.active_children():  # the pool's workers: a seed in progress is abandoned
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return stopped

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from verl_focal.demo.effect import effect_markdown
 from verl_focal.demo.stats import METRICS, replicate
 
 __all__ = ["summarise", "write_report", "claims_markdown", "replication_markdown", "headline_markdown",
@@ -241,8 +242,9 @@ def _markdown(results: dict[str, Any], summary) -> str:
     lines = [f"# verl-focal demo report ({cfg['mode']} mode, device {cfg['device']})", ""]
     if quick:
         lines += [
-            f"> **{SMOKE_BANNER}.** Tiny SFT, {cfg['rl_steps']} RL steps, one seed: the numbers below say that every "
-            "stage ran and produced finite values, nothing about GRPO, F-GRPO or Cue-GRPO.",
+            f"> **{SMOKE_BANNER}.** Small SFT, {cfg['rl_steps']} RL steps, one seed: the numbers below say that every "
+            "stage ran, produced finite values and that every estimator changed the advantages (Estimator effect), "
+            "nothing about whether GRPO, F-GRPO or Cue-GRPO is better.",
             "",
         ]
     arms_line = ", ".join(a["name"] for a in cfg["arms"])
@@ -276,6 +278,7 @@ def _markdown(results: dict[str, Any], summary) -> str:
     if diag:
         lines += ["", "Estimator diagnostics (mean over steps and seeds, from the estimators' own step metrics):", ""]
         lines += [f"- {arm}: " + ", ".join(f"{k} = {v:.3f}" for k, v in d.items()) for arm, d in diag.items()]
+    lines += effect_markdown(results["runs"])
     claims = results.get("claims", [])
     ref = "GRPO N=8"
     if claims and not single:
@@ -328,6 +331,9 @@ def _markdown(results: dict[str, Any], summary) -> str:
     ]
     if results.get("seeds_not_started"):
         lines.append(f"Budget reached: seeds {results['seeds_not_started']} were not started.")
+    if results.get("interrupted"):
+        lines.append(f"Interrupted (Ctrl-C): seeds {results['seeds_not_finished']} did not finish; the tables hold the "
+                     "seeds that did.")
     return "\n".join(lines) + "\n"
 
 
