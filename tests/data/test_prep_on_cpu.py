@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 
@@ -287,3 +288,59 @@ def test_answer_key_and_conflict_rule_units():
     kept, stats = drop_conflicting_duplicates(items, equal=equal)
     assert [it.source_index for it in kept] == [0, 1]
     assert stats["conflicting_groups"] == 1 and stats["consistent_duplicate_rows"] == 1
+
+
+def test_prep_data_example_writes_valid_small_sets_offline(tmp_path, capsys, monkeypatch):
+    """`prep-data example`: every file the recipes' DATA_DIR layout names, in verl's RL schema, each row's own
+    ground truth graded correct by our scorer; no tokenizer, no network; real data is never overwritten."""
+    import re
+
+    from verl_focal.data.evalsets import EVAL_SETS
+    from verl_focal.data.example import RECIPE_MODELS, example_files
+    from verl_focal.reward import compute_score
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    out = tmp_path / "data"
+    assert cli_main(["prep-data", "example", "--out-dir", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"DATA_DIR={out} bash recipes/deepscaler/f_grpo.sh --dry-run" in printed
+    # the model presets of recipes/lib/common.sh, and the tag rule it uses (basename, lower case)
+    common = (Path(__file__).resolve().parents[2] / "recipes" / "lib" / "common.sh").read_text()
+    presets = re.findall(r"^\s+([a-z0-9.\-]+)\)", common.split("_model_preset()", 1)[1].split("esac", 1)[0], re.M)
+    assert sorted(presets) == sorted(m.split("/")[-1].lower() for m in RECIPE_MODELS)
+    files = example_files(str(out))
+    assert sorted(str(p) for p in out.rglob("*.parquet")) == sorted(files)
+    assert {Path(f).name[:-8] for f in files if "/eval/" in f} == set(EVAL_SETS)
+    for f in files:
+        df = pd.read_parquet(f)
+        assert list(df.columns) == ["data_source", "prompt", "ability", "reward_model", "extra_info"]
+        kind = Path(f).parent.name
+        assert len(df) == (512 if kind != "eval" else 16) and df["data_source"].nunique() == 1
+        src = df["data_source"][0]
+        assert src == "verl_focal/" + (Path(f).name[:-8] if kind == "eval" else kind)
+        assert [m["role"] for m in df["prompt"][0]][-1] == "user"
+        for _, row in df.head(3).iterrows():
+            gt = row["reward_model"]["ground_truth"]
+            if src == "verl_focal/ifeval":
+                answer = "A number is a count"  # no comma: follows the instruction
+            elif src == "verl_focal/synlogic":
+                answer = "\\boxed{" + json.loads(gt)["answer"] + "}"
+            else:
+                answer = "so the answer is \\boxed{" + gt + "}"
+            assert compute_score(src, answer, gt, dict(row["extra_info"]))["acc"] == 1.0, (f, gt)
+            assert compute_score(src, "\\boxed{wrong, 0}", gt, dict(row["extra_info"]))["acc"] == 0.0
+        stats = json.loads(Path(f + ".stats.json").read_text())
+        assert stats["source"] == "verl-focal prep-data example"
+    # running it again refreshes its own files; a file it did not write is never overwritten
+    assert cli_main(["prep-data", "example", "--out-dir", str(out), "--val-rows", "4"]) == 0
+    assert len(pd.read_parquet(out / "eval" / "aime24.parquet")) == 4
+    real = tmp_path / "real"
+    (real / "eval").mkdir(parents=True)
+    (real / "eval" / "math500.parquet").write_bytes(b"PAR1 real data")
+    capsys.readouterr()
+    assert cli_main(["prep-data", "example", "--out-dir", str(real)]) == 2
+    err = capsys.readouterr().err
+    assert f"{real}/eval/math500.parquet exists and was not written by `verl-focal prep-data example`" in err
+    assert (real / "eval" / "math500.parquet").read_bytes() == b"PAR1 real data"
+    assert not (real / "deepscaler").exists()  # refused before writing anything

@@ -223,3 +223,33 @@ def test_estimator_effect_against_grpo_and_not_exercised():
     assert not_exercised(runs) == ["Cue-GRPO"]
     assert not_exercised([run("GRPO N=8", "grpo", [zero])]) == ["GRPO N=8"]
     assert effect_markdown([run("old", "f_grpo", [{"loss": 0.0}])]) == []  # a run from before the metric: no section
+
+
+def test_passk_differences_are_paired_by_seed_with_t_intervals(tmp_path):
+    """The pass@k figure's right panel: each policy's pass@k minus GRPO N=8's, seed by seed, mean and Student-t
+    interval (the claims' formula); the base row is each seed's SFT policy.  Without GRPO N=8 there is no panel."""
+    import matplotlib.image as mpimg
+
+    from verl_focal.demo.report import passk_differences
+
+    res = _results()
+    diffs = passk_differences(res)
+    assert list(diffs) == ["base (SFT)", "F-GRPO"]
+    f = diffs["F-GRPO"]
+    assert f["ks"] == [1, 16, 256] and f["n_seeds"] == 3
+    assert f["mean"] == pytest.approx([0.05, 0.075, 0.1]) and f["ci_low"] == pytest.approx([0.05, 0.075, 0.1])
+    d = [0.2 - 0.15, 0.21 - 0.25, 0.22 - 0.2]  # each seed's SFT pass@1 minus GRPO N=8's
+    half = st.t.ppf(0.975, 2) * statistics.stdev(d) / math.sqrt(3)
+    b = diffs["base (SFT)"]
+    assert b["mean"][0] == pytest.approx(statistics.mean(d))
+    assert (b["ci_low"][0], b["ci_high"][0]) == pytest.approx((statistics.mean(d) - half, statistics.mean(d) + half))
+    one = passk_differences(_results(seeds=(1,)))
+    assert one["F-GRPO"]["n_seeds"] == 1 and math.isnan(one["F-GRPO"]["ci_low"][0])
+    write_report(res, str(tmp_path / "two"))
+    without = _results()
+    without["runs"] = [r for r in without["runs"] if r["arm"] != "GRPO N=8"]
+    assert passk_differences(without) == {}
+    write_report(without, str(tmp_path / "one"))
+    two_w = mpimg.imread(tmp_path / "two" / "pass_at_k.png").shape[1]
+    one_w = mpimg.imread(tmp_path / "one" / "pass_at_k.png").shape[1]
+    assert two_w > 1.7 * one_w  # the second panel

@@ -9,6 +9,8 @@ Examples::
     verl-focal prep-data eval --sets ifeval,synlogic --source ifeval=ifeval_input_data.jsonl \
         --source synlogic=synlogic_easy/validation.parquet
 
+    verl-focal prep-data example --out-dir /tmp/example_data        # offline: small files for dry runs
+
 Output goes under ``$VERL_FOCAL_DATA`` (default ``~/data/verl_focal``), where the recipes look.
 """
 
@@ -54,7 +56,7 @@ def _common(p: argparse.ArgumentParser, *, tokenizer_required_hint: bool) -> Non
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Sub-commands ``deepscaler``, ``math-subset`` and ``eval``."""
-    sub = parser.add_subparsers(dest="dataset", required=True, metavar="{deepscaler,math-subset,eval}")
+    sub = parser.add_subparsers(dest="dataset", required=True, metavar="{deepscaler,math-subset,eval,example}")
 
     d = sub.add_parser("deepscaler", help="F-GRPO training set (DeepScaleR, 39,202 rows in the paper)")
     d.add_argument("--source", default=None,
@@ -102,6 +104,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="drop (and count) SynLogic rows of tasks that have no verifier instead of stopping")
     _common(e, tokenizer_required_hint=False)
 
+    x = sub.add_parser("example", help="small valid train and validation parquets, offline (no network, no "
+                                       "tokenizer), laid out as the recipes' DATA_DIR expects: for dry runs")
+    x.add_argument("--out-dir", required=True, metavar="DIR",
+                   help="the DATA_DIR to fill (deepscaler/, math_l3to5/, eval/); then "
+                        "DATA_DIR=DIR bash recipes/deepscaler/<recipe>.sh --dry-run")
+    x.add_argument("--train-rows", type=int, default=None, help="rows per training file (default 512)")
+    x.add_argument("--val-rows", type=int, default=None, help="rows per validation file (default 16)")
+
 
 def _print_stats(stats: dict, out: str) -> None:
     print(f"wrote {stats['written']} rows to {out} (counts in {out}.stats.json)")
@@ -109,6 +119,25 @@ def _print_stats(stats: dict, out: str) -> None:
         if k in ("options",):
             continue
         print(f"  {k:<28} {v}")
+
+
+def _example(args: argparse.Namespace) -> int:
+    """``prep-data example``: write the example DATA_DIR and say how to use it."""
+    from verl_focal.data.example import TRAIN_ROWS, VAL_ROWS, write_example
+
+    if os.path.exists(args.out_dir) and not os.path.isdir(args.out_dir):
+        raise InputError(f"--out-dir {args.out_dir}: is a file; give a folder (it is created if missing)")
+    written = write_example(args.out_dir, args.train_rows or TRAIN_ROWS, args.val_rows or VAL_ROWS)
+    root = os.path.abspath(args.out_dir)
+    folders: dict[str, list[tuple[str, int]]] = {}
+    for path, rows in written:
+        folders.setdefault(os.path.basename(os.path.dirname(path)), []).append((os.path.basename(path), rows))
+    for folder, files in folders.items():
+        print(f"{folder}/: " + ", ".join(f"{name} ({rows} rows)" for name, rows in files))
+    print(f"example data (arithmetic; it teaches nothing) in {root}; check a recipe with it:\n"
+          f"  DATA_DIR={root} bash recipes/deepscaler/f_grpo.sh --dry-run\n"
+          f"real data: verl-focal prep-data deepscaler|math-subset|eval --tokenizer MODEL (docs/recipes.md)")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
 
     current = getattr(args, "source", None) if isinstance(getattr(args, "source", None), str) else None
     try:
+        if args.dataset == "example":
+            return _example(args)
         if args.dataset == "deepscaler":
             stats = prepare_training_set(
                 source=args.source or DEEPSCALER_HF, out_path=args.out, name="deepscaler",

@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from verl_focal.demo.arms import REFERENCE_ARM as REFERENCE
 from verl_focal.demo.effect import effect_markdown
 from verl_focal.demo.stats import METRICS, replicate
 
 __all__ = ["summarise", "write_report", "claims_markdown", "replication_markdown", "headline_markdown",
-           "group_size_rows", "grpo_group_sizes", "REPORT_FILES", "GROUP_SIZE_PLOT", "SMOKE_BANNER", "PAPER_SWEEP",
-           "PAPER_FOCAL_N8"]
+           "group_size_rows", "grpo_group_sizes", "passk_differences", "REPORT_FILES", "GROUP_SIZE_PLOT",
+           "SMOKE_BANNER", "PAPER_SWEEP", "PAPER_FOCAL_N8"]
 
 REPORT_FILES = ("results.json", "report.md", "pass_at_k.png", "train_acc.png", "strategy_mass.png")
 #: written as well when the run holds GRPO at three or more group sizes (``--arms n-sweep``)
@@ -202,6 +203,61 @@ def group_size_rows(results: dict[str, Any], level: float = 0.95) -> list[dict[s
     return rows
 
 
+def passk_differences(results: dict[str, Any], reference: str = "GRPO N=8",
+                      level: float = 0.95) -> OrderedDict[str, dict[str, Any]]:
+    """Per policy other than ``reference`` (each seed's SFT policy first, then the arms): the paired difference of its
+    pass@k curve from ``reference``'s, seed by seed, d_s(k) = pass@k_policy(s) − pass@k_reference(s), as the mean over
+    seeds and the Student-t interval of that mean at every k (:func:`verl_focal.demo.stats.t_interval`; NaN bounds with
+    one seed).  Empty when ``reference`` did not run."""
+    from verl_focal.demo.stats import t_interval
+
+    curves: OrderedDict[str, dict[int, dict[int, float]]] = OrderedDict()  # policy -> seed -> k -> pass@k
+    for seed, e in results["base"].get("per_seed", {}).items():
+        curves.setdefault(BASE, {})[int(seed)] = _k(e["pass_at_k"])
+    for r in results["runs"]:
+        curves.setdefault(r["arm"], {})[int(r["seed"])] = _k(r["eval"]["pass_at_k"])
+    ref = curves.pop(reference, None)
+    out: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    if not ref:
+        return out
+    for name, by_seed in curves.items():
+        seeds = sorted(set(by_seed) & set(ref))
+        if not seeds:
+            continue
+        ks = sorted(set(ref[seeds[0]]) & set(by_seed[seeds[0]]))
+        stats = [t_interval([by_seed[s][k] - ref[s][k] for s in seeds], level) for k in ks]
+        out[name] = {"ks": ks, "n_seeds": len(seeds), "mean": [m for m, _, _ in stats],
+                     "ci_low": [lo for _, lo, _ in stats], "ci_high": [hi for _, _, hi in stats]}
+    return out
+
+
+def _passk_difference_panel(ax, diffs: OrderedDict[str, dict[str, Any]], colors: dict[str, Any], reference: str,
+                            tag: str) -> None:
+    """The pass@k figure's right panel: every policy's paired difference from ``reference``, with its interval."""
+    shown = [[0.0]]
+    n_seeds = max(d["n_seeds"] for d in diffs.values())
+    for name, d in diffs.items():
+        m, lo, hi = (np.array(d[key], dtype=float) for key in ("mean", "ci_low", "ci_high"))
+        base = name == BASE
+        ax.plot(d["ks"], m, ls="--" if base else "-", marker=None if base else "o", ms=3, lw=2 if base else 1.5,
+                color="k" if base else colors.get(name), label=f"{name} − {reference}", zorder=10 if base else 2)
+        shown.append(m)
+        if np.isfinite(lo).all():
+            ax.fill_between(d["ks"], lo, hi, alpha=0.08 if base else 0.2, color="k" if base else colors.get(name))
+            shown += [lo, hi]
+    ax.axhline(0.0, color="0.3", lw=1)
+    ks = next(iter(diffs.values()))["ks"]
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ks, [str(k) for k in ks])
+    _ylim(ax, [x for arr in shown for x in np.ravel(arr)], min_span=0.02, lo=-1.0, hi=1.0)
+    ax.set_xlabel("k (samples per problem)")
+    ax.set_ylabel(f"Δ pass@k vs {reference} (paired by seed)")
+    over = f"mean over {n_seeds} seeds, band: 95% t-interval" if n_seeds > 1 else "1 seed: no interval"
+    ax.set_title(f"paired difference from {reference} ({over}){tag}", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+
+
 def grpo_group_sizes(results: dict[str, Any]) -> list[dict[str, Any]]:
     """:func:`group_size_rows` of the plain GRPO arms, by increasing N."""
     return sorted((r for r in group_size_rows(results) if r["estimator"] == "grpo"), key=lambda r: r["n"])
@@ -362,13 +418,16 @@ def _plots(results: dict[str, Any], summary, out_dir: str) -> None:
     n_seeds = len(results.get("seeds_completed", results["config"]["seeds"]))
     over = "1 seed" if n_seeds == 1 else f"mean ± std over {n_seeds} seeds"
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    shown = []
+    diffs = passk_differences(results, REFERENCE)
+    fig, axes = plt.subplots(1, 2 if diffs else 1, figsize=(13, 4.8) if diffs else (7, 4.5), squeeze=False)
+    ax = axes[0][0]
+    shown, colors = [], {}
     for arm, s in summary.items():
         if arm == BASE:
             continue
         m, sd = np.array(s["curve_mean"]), np.array(s["curve_std"], dtype=float)
-        ax.plot(s["ks"], m, marker="o", ms=3, label=arm)
+        (line,) = ax.plot(s["ks"], m, marker="o", ms=3, label=arm)
+        colors[arm] = line.get_color()
         shown.append(m)
         if np.isfinite(sd).all():
             ax.fill_between(s["ks"], m - sd, m + sd, alpha=0.15)
@@ -387,6 +446,8 @@ def _plots(results: dict[str, Any], summary, out_dir: str) -> None:
     ax.set_title(f"pass@k ({over}){tag}", fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
+    if diffs:
+        _passk_difference_panel(axes[0][1], diffs, colors, REFERENCE, tag)
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "pass_at_k.png"), dpi=110)
     plt.close(fig)
