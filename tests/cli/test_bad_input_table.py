@@ -528,6 +528,83 @@ def test_dry_run_refuses_missing_local_inputs_but_not_hub_names(tmp_path, capsys
     assert "model:\n" in capsys.readouterr().out
 
 
+def _local_paths_error(overrides: list[str]) -> str:
+    """check_local_paths on a composed config: the refusal's message ('' when it passes)."""
+    from verl_focal.config.errors import ConfigError
+    from verl_focal.integration.preflight import check_local_paths, compose_config
+
+    try:
+        check_local_paths(compose_config(overrides))
+    except ConfigError as e:
+        return str(e)
+    return ""
+
+
+def test_missing_data_files_are_all_named_with_the_example_command(tmp_path):
+    """Six missing validation files: every one is named (not "6 of 6 missing, e.g. the first"), and the fix names
+    `verl-focal prep-data example` for a dry run without real data, and prep-data for the real sets."""
+    sets = ["aime24", "aime25", "amc23", "math500", "minerva_math", "olympiadbench"]
+    val = ",".join(f"{tmp_path}/eval/{s}.parquet" for s in sets)
+    msg = _local_paths_error([f"data.train_files={tmp_path}/train.parquet", f"data.val_files=[{val}]",
+                              "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B"])
+    assert msg.startswith(f"missing local input: data.train_files={tmp_path}/train.parquet (no such file); "
+                          "data.val_files: 6 of 6 missing: ")
+    assert ", ".join(f"{tmp_path}/eval/{s}.parquet" for s in sets) + " (no such file)" in msg
+    assert "`verl-focal prep-data example --out-dir DIR` (recipes: DATA_DIR=DIR)" in msg
+    assert "`verl-focal prep-data deepscaler|math-subset|eval`" in msg and "\n" not in msg
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "amc23.parquet").mkdir()  # a folder where a file should be: said so, per entry
+    (tmp_path / "eval" / "aime24.parquet").write_bytes(b"PAR1")
+    msg = _local_paths_error([f"data.val_files=[{val}]", "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B",
+                              f"data.train_files={tmp_path}/eval/aime24.parquet"])
+    e = f"{tmp_path}/eval"
+    assert (f"data.val_files: 5 of 6 missing: {e}/aime25.parquet (no such file), {e}/amc23.parquet (a folder, not a "
+            f"file), {e}/math500.parquet (no such file)") in msg
+
+
+@pytest.mark.parametrize("files,lacks", [
+    ([], "the folder has no config.json and no tokenizer files (tokenizer.json, or the vocab files"),
+    (["config.json", "tokenizer_config.json"], "the folder has no tokenizer files"),  # AutoTokenizer needs a vocab
+    (["tokenizer.json"], "the folder has no config.json;"),
+    (["config.json", "tokenizer.json"], None),
+    (["config.json", "tokenizer_config.json", "vocab.json", "merges.txt"], None),  # a slow BPE tokenizer
+    (["config.json", "tokenizer.model"], None),  # sentencepiece
+])
+def test_a_local_model_folder_needs_config_and_a_tokenizer(tmp_path, files, lacks):
+    data = tmp_path / "d.parquet"
+    data.write_bytes(b"PAR1")
+    model = tmp_path / "model"
+    model.mkdir()
+    for f in files:
+        (model / f).write_text("{}")
+    msg = _local_paths_error([f"data.train_files={data}", f"data.val_files=[{data}]",
+                              f"actor_rollout_ref.model.path={model}"])
+    if lacks is None:
+        assert msg == ""
+        return
+    assert msg.startswith(f"missing local input: actor_rollout_ref.model.path={model}: {lacks}")
+    assert msg.endswith("a model folder needs config.json and its tokenizer (save both with save_pretrained), "
+                        "or give a hub name like Qwen/Qwen2.5-7B")
+
+
+def test_a_tokenizer_path_moves_the_tokenizer_check_and_a_hub_name_is_left_alone(tmp_path):
+    data = tmp_path / "d.parquet"
+    data.write_bytes(b"PAR1")
+    model, tok = tmp_path / "model", tmp_path / "tok"
+    model.mkdir()
+    tok.mkdir()
+    (model / "config.json").write_text("{}")
+    base = [f"data.train_files={data}", f"data.val_files=[{data}]", f"actor_rollout_ref.model.path={model}"]
+    msg = _local_paths_error([*base, f"actor_rollout_ref.model.tokenizer_path={tok}"])
+    assert msg.startswith(f"missing local input: actor_rollout_ref.model.tokenizer_path={tok}: the folder has no "
+                          "tokenizer files")
+    (tok / "tokenizer.json").write_text("{}")
+    assert _local_paths_error([*base, f"actor_rollout_ref.model.tokenizer_path={tok}"]) == ""
+    # a hub name that is no local path is not checked (the check runs offline); a file is not a folder
+    assert _local_paths_error([*base[:2], "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B"]) == ""
+    assert "a file, not a model folder" in _local_paths_error([*base[:2], f"actor_rollout_ref.model.path={data}"])
+
+
 def test_check_summary_fits_a_screen_and_only_the_fresh_process_imports_verl():
     """The real `check`: the probe and the checks run in one fresh process; this one never imports verl."""
     code = ("import sys; from verl_focal.cli import main; rc = main(['check', '--verbose', *sys.argv[1:]]); "

@@ -480,16 +480,40 @@ def looks_like_hub_name(name: str) -> bool:
 
 
 def check_local_paths(config: Any) -> None:
-    """Refuse, in one line, data files and model folders that do not exist on this machine.
+    """Refuse, in one line, data files and model folders that do not exist on this machine or cannot be loaded.
 
-    Remote locations (``hdfs://``, ``s3://``, ...) are not checked, nor model names that look like hub ids
-    (``Qwen/Qwen2.5-7B``) and are not a local path: the check runs offline.
+    Every missing data file is named (a list of files: how many of how many, then all of them).  A local model
+    folder needs ``config.json`` and a tokenizer that ``AutoTokenizer`` can load: ``tokenizer.json``, or the vocab
+    files of a slow tokenizer (``tokenizer.model``, ``vocab.json``, ``vocab.txt``, ...); without
+    ``actor_rollout_ref.model.tokenizer_path`` the tokenizer is read from the model folder.  Remote locations
+    (``hdfs://``, ``s3://``, ...) are not checked, nor model names that look like hub ids (``Qwen/Qwen2.5-7B``)
+    and are not a local path: the check runs offline.
     """
     import os
 
+    from omegaconf import OmegaConf
+
+    # a tokenizer folder holds tokenizer.json (fast) or the vocab files a slow tokenizer reads (AutoTokenizer
+    # fails on a folder with only tokenizer_config.json)
+    tokenizer_files = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
+                       "sentencepiece.bpe.model", "tokenizer.tiktoken", "qwen.tiktoken")
+    own_tokenizer = not OmegaConf.select(config, "actor_rollout_ref.model.tokenizer_path", default=None)
+
+    def model_problem(key: str, local: str) -> str | None:
+        if not os.path.isdir(local):
+            return "a file, not a model folder"
+        lacks = [] if os.path.isfile(os.path.join(local, "config.json")) or key.endswith("tokenizer_path") else [
+            "config.json"]
+        needs_tokenizer = key.endswith("tokenizer_path") or (key == "actor_rollout_ref.model.path" and own_tokenizer)
+        if needs_tokenizer and not any(os.path.isfile(os.path.join(local, f)) for f in tokenizer_files):
+            lacks.append("tokenizer files (tokenizer.json, or the vocab files of a slow tokenizer such as "
+                         "tokenizer.model or vocab.json + merges.txt)")
+        return f"the folder has no {' and no '.join(lacks)}" if lacks else None
+
     missing: list[str] = []
-    lists: dict[str, list[str]] = {}  # data.val_files -> the missing entries of that list
+    lists: dict[str, list[tuple[str, str]]] = {}  # data.val_files -> (path, why) of its missing entries
     counts: dict[str, int] = {}
+    bad_model = False
     for key, path, kind in _local_paths(config):
         if "://" in path:
             continue
@@ -497,25 +521,35 @@ def check_local_paths(config: Any) -> None:
         base = key.split("[", 1)[0]
         counts[base] = counts.get(base, 0) + 1
         if kind == "model":
-            if os.path.exists(local) or looks_like_hub_name(path):
+            if not os.path.exists(local):
+                if not looks_like_hub_name(path):
+                    missing.append(f"{key}={path} (no such folder, and not a hub name like Qwen/Qwen2.5-7B)")
                 continue
-            missing.append(f"{key}={path} (no such folder, and not a hub name like Qwen/Qwen2.5-7B)")
+            problem = model_problem(key, local)
+            if problem:
+                missing.append(f"{key}={path}: {problem}")
+                bad_model = True
         elif not os.path.isfile(local):
-            what = f"{path} ({'a folder, not a file' if os.path.isdir(local) else 'no such file'})"
+            why = "a folder, not a file" if os.path.isdir(local) else "no such file"
             if "[" in key:
-                lists.setdefault(base, []).append(what)
+                lists.setdefault(base, []).append((path, why))
             else:
-                missing.append(f"{key}={what}")
-    for base, items in lists.items():  # a list of files: how many are missing, and the first
-        if len(items) == 1:
-            missing.append(f"{base}: {items[0]}")
-        else:
-            missing.append(f"{base}: {len(items)} of {counts[base]} missing, e.g. {items[0]}")
+                missing.append(f"{key}={path} ({why})")
+    for base, items in lists.items():  # a list of files: how many are missing, and every one of them
+        whys = {why for _, why in items}
+        named = ", ".join(p if len(whys) == 1 else f"{p} ({why})" for p, why in items)
+        tail = f" ({next(iter(whys))})" if len(whys) == 1 else ""
+        head = "" if len(items) == 1 else f"{len(items)} of {counts[base]} missing: "
+        missing.append(f"{base}: {head}{named}{tail}")
     if missing:
         fixes = []
         if any(m.startswith("data.") for m in missing):
-            fixes.append("make the data with `verl-focal prep-data` (docs/recipes.md) or point data.* at "
-                         "existing files")
-        if any(not m.startswith("data.") for m in missing):
+            fixes.append("make the data with `verl-focal prep-data deepscaler|math-subset|eval` (docs/recipes.md), or "
+                         "for a dry run without real data `verl-focal prep-data example --out-dir DIR` (recipes: "
+                         "DATA_DIR=DIR), or point data.* at existing files")
+        if bad_model:
+            fixes.append("a model folder needs config.json and its tokenizer (save both with save_pretrained), or "
+                         "give a hub name like Qwen/Qwen2.5-7B")
+        elif any(not m.startswith("data.") for m in missing):
             fixes.append("give an existing model folder or a hub name")
-        raise ConfigError(f"missing local input: {'; '.join(missing)}; {', and '.join(fixes)}")
+        raise ConfigError(f"missing local input: {'; '.join(missing)}; {'; and '.join(fixes)}")
