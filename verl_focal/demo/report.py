@@ -243,7 +243,7 @@ def _passk_difference_panel(ax, diffs: OrderedDict[str, dict[str, Any]], colors:
                 color="k" if base else colors.get(name), label=f"{name} − {reference}", zorder=10 if base else 2)
         shown.append(m)
         if np.isfinite(lo).all():
-            ax.fill_between(d["ks"], lo, hi, alpha=0.08 if base else 0.2, color="k" if base else colors.get(name))
+            ax.fill_between(d["ks"], lo, hi, alpha=0.08 if base else 0.12, color="k" if base else colors.get(name))
             shown += [lo, hi]
     ax.axhline(0.0, color="0.3", lw=1)
     ks = next(iter(diffs.values()))["ks"]
