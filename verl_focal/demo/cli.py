@@ -4,7 +4,7 @@
     verl-focal demo --seeds 1000-1019        # the same design on other seeds (replication)
     verl-focal demo --arms n-sweep           # GRPO at N = 2..32 and F-GRPO N=8: the group-size curve
     verl-focal demo --seeds 0-99 --budget 1800   # buy power: as many seeds as 30 min allow
-    verl-focal demo --quick                  # smoke run (CI): checks the pipeline, not the methods
+    verl-focal demo --quick                  # smoke run (CI): checks the pipeline and that every estimator acts
     verl-focal demo --device cuda            # the scaled-up configuration on a GPU
     verl-focal demo --replicate DIR1 DIR2    # which verdicts of two runs agree
 
@@ -64,7 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from verl_focal.demo.experiment import DEFAULT_SEEDS, preset
 
     quick_seeds, cuda_seeds = _seed_text(preset("quick").seeds), _seed_text(preset("cuda").seeds)
-    parser.add_argument("--quick", action="store_true", help="smoke run (<= 60 s): one seed, 2 RL steps per arm")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run (< 60 s of CPU): one seed, a small SFT policy, 8 RL steps per arm; checks that "
+                             "every stage runs and every estimator changes the advantages, not which method is better")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cpu: the default CPU run; cuda: the scaled-up configuration (bigger model, more steps)")
     parser.add_argument(
