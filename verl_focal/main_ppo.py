@@ -1,5 +1,7 @@
 """``python -m verl_focal.main_ppo``: verl's PPO trainer with the verl-focal hook.
 
+``-h`` prints our usage (:data:`USAGE`: ``--dry-run``, ``--trainer``, ``verl-focal check``) before Hydra's help.
+
 Composes the packaged ``verl_focal/config/focal_trainer.yaml`` (verl's
 ``ppo_trainer`` plus ``algorithm.focal.*`` / ``algorithm.cue.*``, so no ``+``
 is needed), validates our sections and verl's config *before* Ray starts, then
@@ -54,6 +56,24 @@ def _hydra_main(config: DictConfig) -> None:
 
 PROG = "python -m verl_focal.main_ppo"
 _DEBUG = False
+
+#: printed by ``-h`` / ``--help`` before Hydra's own help (which lists the whole composed config)
+USAGE = f"""usage: {PROG} [--dry-run] [--trainer {{ppo,one_step_off,fully_async}}] [--debug] [KEY=VALUE ...]
+
+verl's PPO trainer with the verl-focal hook: composes verl's ppo_trainer.yaml with our algorithm.focal / .cue /
+.passk / .unlikely sections (our keys need no +), validates everything before Ray starts, then runs verl's run_ppo.
+
+options:
+  --dry-run        run every start-up check and the local data / model checks, print the resolved config as
+                   YAML and exit; nothing is started
+  --trainer NAME   ppo (default), or verl's separated trainers one_step_off / fully_async
+  --debug          show the traceback of a refused input (or set VERL_FOCAL_DEBUG=1)
+  -h, --help       this text, then Hydra's help (the composed config, with any overrides given; ppo only)
+  KEY=VALUE        any Hydra override of verl's config or ours, e.g. algorithm.adv_estimator=f_grpo
+
+check a config first:  verl-focal check KEY=VALUE ...   (also loads the estimators in a fresh process)
+example:               {PROG} --dry-run algorithm.adv_estimator=f_grpo algorithm.focal.gamma=0.5
+docs:                  docs/usage.md (entry points), docs/config.md (every key we add)"""
 
 
 def _warn_unread(config: DictConfig, overrides: list[str]) -> None:
@@ -126,9 +146,16 @@ def main(argv: list[str] | None = None) -> None:
     quiet_optional_engines()
     try:
         trainer, args = _pop_trainer(args)
-        from verl_focal.integration.compat import features_for, require
+        if "-h" in args or "--help" in args:  # ours first: Hydra's own help is the whole config
+            print(USAGE, flush=True)
+            if trainer != "ppo":  # Hydra's help would show the ppo config, not this trainer's
+                return
+            print("\nHydra's help follows.\n", flush=True)
+            args = [a for a in args if a != "--dry-run"]
+        else:
+            from verl_focal.integration.compat import features_for, require
 
-        require(features_for(trainer, ours=False), PROG)  # the verl names our entry point imports
+            require(features_for(trainer, ours=False), PROG)  # the verl names our entry point imports
         if "--dry-run" in args:
             raise SystemExit(dry_run([a for a in args if a != "--dry-run"], trainer))
         if trainer != "ppo":

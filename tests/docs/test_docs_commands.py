@@ -132,7 +132,7 @@ def main_ppo_problems(argv: list[str]) -> list[str]:
 
     out, it = [], iter(argv)
     for a in it:
-        if a in ("...", "--dry-run", "--debug"):
+        if a in ("...", "--dry-run", "--debug", "-h", "--help"):
             continue
         if a == "--trainer" or a.startswith("--trainer="):
             name = a.split("=", 1)[1] if "=" in a else next(it, "")
