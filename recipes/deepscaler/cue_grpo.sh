@@ -9,6 +9,7 @@
 # Data:  verl-focal prep-data math-subset --tokenizer <model dir> --out $DATA_DIR/math_l3to5/<model tag>.parquet
 set -euo pipefail
 RECIPE_NAME="${RECIPE_NAME:-cue_grpo}"
+RECIPE_VARS="${RECIPE_VARS:-} CUE_FLOOR_MODE"
 MODEL="${MODEL:-Qwen/Qwen2.5-Math-7B}"
 N="${N:-64}"
 # ours: 32 prompts x 64 rollouts = 2,048 responses per step (as 256 x 8 in the F-GRPO recipes)

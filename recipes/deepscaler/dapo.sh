@@ -6,6 +6,7 @@
 #   OVERLONG_BUFFER=L   DAPO overlong shaping over the last L response tokens (reward manager "dapo")
 set -euo pipefail
 RECIPE_NAME="${RECIPE_NAME:-dapo}"
+RECIPE_VARS="${RECIPE_VARS:-} DYNAMIC_SAMPLING MAX_NUM_GEN_BATCHES OVERLONG_BUFFER OVERLONG_PENALTY"
 extra=()
 if [[ "${DYNAMIC_SAMPLING:-0}" == 1 ]]; then
     extra+=(algorithm.filter_groups.enable=true algorithm.filter_groups.metric=acc

@@ -6,6 +6,7 @@
 set -euo pipefail
 export RECIPE_SCRIPT="${RECIPE_SCRIPT:-${BASH_SOURCE[0]}}"
 export RECIPE_NAME="${RECIPE_NAME:-passk_grpo}"
+export RECIPE_VARS="${RECIPE_VARS:-} K"
 exec "$(dirname "${BASH_SOURCE[0]}")/grpo.sh" \
     --with algorithm.adv_estimator=passk_grpo \
     --with "algorithm.passk.k=${K:-4}" \

@@ -21,6 +21,7 @@
 set -euo pipefail
 export RECIPE_SCRIPT="${RECIPE_SCRIPT:-${BASH_SOURCE[0]}}"
 export RECIPE_NAME="${RECIPE_NAME:-unlikely_grpo}"
+export RECIPE_VARS="${RECIPE_VARS:-} BETA LIKELIHOOD FILTER_GROUPS MAX_NUM_GEN_BATCHES"
 extra=()
 if [[ "${FILTER_GROUPS:-0}" == 1 ]]; then
     extra+=(--with algorithm.filter_groups.enable=true --with algorithm.filter_groups.metric=acc

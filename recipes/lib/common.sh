@@ -47,6 +47,78 @@
 # the others), then run the recipe on node 0 with NNODES set; verl attaches to the running cluster.
 
 RECIPES_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# Every variable a recipe reads that has a form to check, in one table; recipe_main checks them all before
+# anything starts, naming the variable the user set and the fix (exit 2).  The common ones always; a recipe's own
+# (GAMMA, K, ...) when the script lists them in RECIPE_VARS.  Columns: name, kind, min, max (choices for
+# "choice"), what it sets.  Kinds: int (digits, no leading zero), num (a plain decimal number, as Hydra reads one),
+# flag (0 or 1), choice.  The bounds
+# of the algorithm.* keys are the schema's (tests/recipes/test_recipe_vars.py walks them through both).
+_RECIPE_VAR_TABLE='
+N                   int    1   -   actor_rollout_ref.rollout.n, the rollouts per prompt
+NNODES              int    1   -   trainer.nnodes
+GPUS_PER_NODE       int    1   -   trainer.n_gpus_per_node
+ROLLOUT_TP          int    1   -   actor_rollout_ref.rollout.tensor_model_parallel_size
+GPU_MEM_UTIL        num    0<  1   actor_rollout_ref.rollout.gpu_memory_utilization
+TRAIN_BATCH_SIZE    int    1   -   data.train_batch_size, the prompts per step
+MAX_PROMPT_LENGTH   int    1   -   data.max_prompt_length
+MAX_RESPONSE_LENGTH int    1   -   data.max_response_length
+TOKEN_LEN_FACTOR    int    1   -   actor_rollout_ref.actor.ppo_max_token_len_per_gpu = factor x prompt + response length
+ENGINE              choice sglang|vllm - actor_rollout_ref.rollout.name
+VAL_OOD             flag   -   -   whether the OOD sets gpqa_diamond, ifeval, synlogic are validated
+STEPS_PER_EPOCH     int    1   -   trainer.save_freq and trainer.test_freq, the steps between checkpoints and validations
+PAPER_TRAIN_ROWS    int    1   -   the steps per epoch while TRAIN_FILES is absent
+GAMMA               num    0   -   algorithm.focal.gamma
+K                   int    1   512 algorithm.passk.k
+BETA                num    0   1   algorithm.unlikely.beta
+LIKELIHOOD          choice sum|mean - algorithm.unlikely.likelihood
+CUE_FLOOR_MODE      choice none|additive|max - algorithm.cue.floor_mode
+FILTER_GROUPS       flag   -   -   algorithm.filter_groups, which drops groups that are all right or all wrong
+DYNAMIC_SAMPLING    flag   -   -   algorithm.filter_groups, which drops groups that are all right or all wrong
+MAX_NUM_GEN_BATCHES int    0   -   algorithm.filter_groups.max_num_gen_batches; 0 = no limit
+OVERLONG_BUFFER     int    1   -   reward.reward_kwargs.overlong_buffer_cfg.len
+OVERLONG_PENALTY    num    0   -   reward.reward_kwargs.overlong_buffer_cfg.penalty_factor'
+_COMMON_VARS="N NNODES GPUS_PER_NODE ROLLOUT_TP GPU_MEM_UTIL TRAIN_BATCH_SIZE MAX_PROMPT_LENGTH MAX_RESPONSE_LENGTH
+TOKEN_LEN_FACTOR ENGINE VAL_OOD STEPS_PER_EPOCH PAPER_TRAIN_ROWS"
+
+# _check_var NAME: refuse (exit 2) a value of NAME that its row of _RECIPE_VAR_TABLE does not accept
+_check_var() {
+    local name="$1" row kind lo hi what val ok=1 need
+    row="$(grep -E "^$name[[:space:]]" <<<"$_RECIPE_VAR_TABLE")" || _recipe_die "internal: $name is not in _RECIPE_VAR_TABLE"
+    read -r _ kind lo hi what <<<"$row"
+    [[ -n "${!name:-}" ]] || return 0  # unset or empty: the default
+    val="${!name}"
+    case "$kind" in
+        int)
+            [[ "$val" =~ ^(0|[1-9][0-9]*)$ ]] && ((val >= lo)) && { [[ "$hi" == - ]] || ((val <= hi)); } || ok=0
+            need="an integer >= $lo"
+            [[ "$hi" == - ]] || need="an integer from $lo to $hi"
+            ;;
+        num)
+            [[ "$val" =~ ^((0|[1-9][0-9]*)([.][0-9]*)?|[.][0-9]+)([eE][-+]?[0-9]+)?$ ]] &&
+                awk -v v="$val" -v lo="${lo%<}" -v strict="${lo//[^<]/}" -v hi="$hi" \
+                    'BEGIN { ok = strict ? v + 0 > lo + 0 : v + 0 >= lo + 0; if (hi != "-") ok = ok && v + 0 <= hi + 0; exit !ok }' ||
+                ok=0
+            need="a number $([[ "$lo" == *'<' ]] && echo "> ${lo%<}" || echo ">= $lo")"
+            [[ "$hi" == - ]] || need+=" and <= $hi"
+            ;;
+        flag)
+            [[ "$val" == 0 || "$val" == 1 ]] || ok=0
+            need="0 or 1"
+            ;;
+        choice)
+            [[ "|$lo|" == *"|$val|"* ]] || ok=0
+            need="one of ${lo//|/, }"
+            ;;
+    esac
+    ((ok)) || _recipe_die "$name=$val: must be $need (it sets $what); set $name to such a value, or unset it for this recipe's default"
+}
+
+# _check_vars: every common variable, then the recipe's own (RECIPE_VARS, listed by the scripts that read them)
+_check_vars() {
+    local v
+    for v in $_COMMON_VARS ${RECIPE_VARS:-}; do _check_var "$v"; done
+}
 PAPER_TRAIN_ROWS="${PAPER_TRAIN_ROWS:-39202}"
 MATH_VAL_SETS=(aime24 aime25 amc23 math500 minerva_math olympiadbench)
 OOD_VAL_SETS=(gpqa_diamond ifeval synlogic)
@@ -55,8 +127,6 @@ _recipe_die() {
     echo "recipe ${RECIPE_NAME:-?}: error: $*" >&2
     exit 2
 }
-
-_is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 
 # The interpreter: $PYTHON if set, else the active virtualenv, else this checkout's .venv, else python3.
 _default_python() {
@@ -151,6 +221,8 @@ recipe_main() {
         exit 0
     fi
 
+    _check_vars  # the values the user set, before any default is filled in or anything is started
+
     PYTHON="${PYTHON:-$(_default_python)}"
     MODEL="${MODEL:-Qwen/Qwen2.5-7B}"
     N="${N:-8}"
@@ -169,29 +241,22 @@ recipe_main() {
     MAX_RESPONSE_LENGTH="${MAX_RESPONSE_LENGTH:-$PRESET_RESPONSE_LENGTH}"
     [[ -n "$MAX_RESPONSE_LENGTH" ]] || _recipe_die "no response-length preset for MODEL=$MODEL; set MAX_RESPONSE_LENGTH"
 
-    case "$ENGINE" in
-        sglang | vllm) ;;
-        *) _recipe_die "ENGINE=$ENGINE: choose sglang or vllm" ;;
-    esac
-    local v
-    for v in N NNODES GPUS_PER_NODE ROLLOUT_TP TRAIN_BATCH_SIZE MAX_PROMPT_LENGTH MAX_RESPONSE_LENGTH TOKEN_LEN_FACTOR; do
-        _is_uint "${!v}" && ((${!v} > 0)) || _recipe_die "$v=${!v} must be a positive integer"
-    done
+    _check_var MAX_RESPONSE_LENGTH  # a preset's value, or the user's (checked above)
 
     TRAIN_FILES="${TRAIN_FILES:-$DATA_DIR/deepscaler/$MODEL_TAG.parquet}"
     if [[ -z "${VAL_FILES:-}" ]]; then
         local s
         VAL_FILES=""
         for s in "${MATH_VAL_SETS[@]}"; do VAL_FILES+="${VAL_FILES:+,}$DATA_DIR/eval/$s.parquet"; done
-        case "${VAL_OOD:-0}" in
-            0) ;;
-            1) for s in "${OOD_VAL_SETS[@]}"; do VAL_FILES+=",$DATA_DIR/eval/$s.parquet"; done ;;
-            *) _recipe_die "VAL_OOD=${VAL_OOD} must be 0 or 1" ;;
-        esac
+        if [[ "${VAL_OOD:-0}" == 1 ]]; then
+            for s in "${OOD_VAL_SETS[@]}"; do VAL_FILES+=",$DATA_DIR/eval/$s.parquet"; done
+        fi
     fi
-    STEPS_PER_EPOCH="${STEPS_PER_EPOCH:-$(_steps_per_epoch)}"
-    _is_uint "$STEPS_PER_EPOCH" && ((STEPS_PER_EPOCH > 0)) ||
-        _recipe_die "STEPS_PER_EPOCH=$STEPS_PER_EPOCH: fewer rows than one batch of $TRAIN_BATCH_SIZE prompts"
+    if [[ -z "${STEPS_PER_EPOCH:-}" ]]; then  # from the training file's rows (the user's value is checked above)
+        STEPS_PER_EPOCH="$(_steps_per_epoch)" || exit 2
+        ((STEPS_PER_EPOCH > 0)) ||
+            _recipe_die "TRAIN_FILES=$TRAIN_FILES has fewer rows than one batch of TRAIN_BATCH_SIZE=$TRAIN_BATCH_SIZE prompts (0 steps per epoch); lower TRAIN_BATCH_SIZE, or set STEPS_PER_EPOCH"
+    fi
     EXP_NAME="${EXP_NAME:-${RECIPE_NAME}_${MODEL_TAG}_n${N}}"
     CKPT_ROOT="${CKPT_ROOT:-$HOME/checkpoints/verl_focal}"
 

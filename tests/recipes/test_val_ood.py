@@ -35,4 +35,4 @@ def test_val_ood_adds_the_three_ood_sets():
 
 def test_val_ood_bad_value_is_an_error():
     out = _run(VAL_OOD="yes")
-    assert out.returncode == 2 and "VAL_OOD=yes must be 0 or 1" in out.stderr
+    assert out.returncode == 2 and "VAL_OOD=yes: must be 0 or 1" in out.stderr

@@ -1,0 +1,146 @@
+"""The recipes' environment variables: every one a recipe reads is checked in one place (recipes/lib/common.sh),
+before anything starts, in one line that names the variable the user set and the fix; the bounds of those that
+set an algorithm.* key are the schema's.  Bash only (--print-overrides): no Python is started."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_recipes_on_cpu import DS, _env
+
+COMMON = DS.parent / "lib" / "common.sh"
+
+
+def _table() -> dict[str, tuple[str, str, str, str]]:
+    text = subprocess.run(["bash", "-c", f'source "{COMMON}"; printf "%s" "$_RECIPE_VAR_TABLE"'],
+                          capture_output=True, text=True, check=True).stdout
+    rows = {}
+    for line in text.strip().splitlines():
+        name, kind, lo, hi, what = line.split(None, 4)
+        rows[name] = (kind, lo, hi, what)
+    return rows
+
+
+def _common_vars() -> set[str]:
+    return set(subprocess.run(["bash", "-c", f'source "{COMMON}"; printf "%s" "$_COMMON_VARS"'],
+                              capture_output=True, text=True, check=True).stdout.split())
+
+
+def _run(script: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(DS / script), "--print-overrides"], env=_env(**env), capture_output=True,
+                          text=True, timeout=60)
+
+
+#: variables the recipes read that are free text (paths, names): nothing to check in bash
+TEXT = {"MODEL", "DATA_DIR", "TRAIN_FILES", "VAL_FILES", "EXP_NAME", "CKPT_ROOT", "PYTHON", "CUE_PARTITIONER",
+        "JUDGE_MODEL", "JUDGE_URL", "JUDGE_API_KEY_ENV", "VERL_FOCAL_DATA", "HOME", "VIRTUAL_ENV", "RECIPE_NAME",
+        "RECIPE_SCRIPT", "RECIPE_VARS", "BASH_SOURCE"}
+
+
+def _reads(path: Path) -> set[str]:
+    code = "\n".join(line.split("#", 1)[0] for line in path.read_text().splitlines())
+    return set(re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", code))
+
+
+def test_every_variable_a_recipe_reads_is_in_the_table_and_listed_by_its_script():
+    table, common = _table(), _common_vars()
+    assert common <= set(table)
+    for script in sorted(DS.glob("*.sh")):
+        text = script.read_text()
+        declared = set(" ".join(re.findall(r'RECIPE_VARS="\$\{RECIPE_VARS:-\} ([A-Z_ ]+)"', text)).split())
+        read = _reads(script) - TEXT - {"N"}  # N: the grpo_n* scripts set it; common
+        assert read <= set(table), (script.name, read - set(table))
+        assert read - common <= declared, (script.name, "reads but does not list", read - common - declared)
+    assert _reads(COMMON) - TEXT - set(table) <= {"PRESET_RESPONSE_LENGTH", "MODEL_TAG", "PRESET_OVERRIDES",
+                                                  "RECIPES_LIB", "PAPER_TRAIN_ROWS", "MATH_VAL_SETS", "OOD_VAL_SETS",
+                                                  "_RECIPE_VAR_TABLE", "_COMMON_VARS"}
+
+
+@pytest.mark.parametrize("script,env,first_line", [
+    ("f_grpo.sh", {"GAMMA": "abc"},
+     "recipe f_grpo: error: GAMMA=abc: must be a number >= 0 (it sets algorithm.focal.gamma); set GAMMA to such a "
+     "value, or unset it for this recipe's default"),
+    ("grpo.sh", {"STEPS_PER_EPOCH": "0"},
+     "recipe grpo: error: STEPS_PER_EPOCH=0: must be an integer >= 1 (it sets trainer.save_freq and "
+     "trainer.test_freq, the steps between checkpoints and validations); set STEPS_PER_EPOCH to such a value, or "
+     "unset it for this recipe's default"),
+    ("unlikely_grpo.sh", {"FILTER_GROUPS": "yes"}, "recipe unlikely_grpo: error: FILTER_GROUPS=yes: must be 0 or 1"),
+    ("dapo.sh", {"DYNAMIC_SAMPLING": "true"}, "recipe dapo: error: DYNAMIC_SAMPLING=true: must be 0 or 1"),
+    ("f_dapo.sh", {"GAMMA": "-1"}, "recipe f_dapo: error: GAMMA=-1: must be a number >= 0"),
+    ("passk_grpo.sh", {"K": "four"}, "recipe passk_grpo: error: K=four: must be an integer from 1 to 512"),
+    ("cue_grpo.sh", {"CUE_FLOOR_MODE": "min"},
+     "recipe cue_grpo: error: CUE_FLOOR_MODE=min: must be one of none, additive, max"),
+    ("grpo.sh", {"GPU_MEM_UTIL": "0"}, "recipe grpo: error: GPU_MEM_UTIL=0: must be a number > 0 and <= 1"),
+    ("grpo.sh", {"VAL_OOD": "yes"}, "recipe grpo: error: VAL_OOD=yes: must be 0 or 1"),
+])
+def test_a_bad_variable_is_named_in_one_line_before_anything_starts(script, env, first_line, tmp_path):
+    fake = tmp_path / "python"  # a launch would start this: it must never run
+    fake.write_text(f"#!/bin/sh\ntouch {tmp_path}/started\n")
+    fake.chmod(0o755)
+    for mode in ("--print-overrides", "--dry-run"):
+        r = subprocess.run(["bash", str(DS / script), mode], env=_env(PYTHON=str(fake), **env), capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr.strip().splitlines() == [r.stderr.strip()] and r.stderr.startswith(first_line), r.stderr
+    assert not (tmp_path / "started").exists()
+
+
+def test_a_variable_a_recipe_does_not_read_is_not_checked():
+    assert _run("grpo.sh", K="abc", GAMMA="x", BETA="2").returncode == 0
+    assert _run("f_grpo.sh", GAMMA="").returncode == 0  # empty = unset: the recipe's default
+    assert "algorithm.focal.gamma=0.5" in _run("f_grpo.sh", GAMMA="").stdout
+
+
+def test_steps_per_epoch_from_a_small_training_file_names_the_variables(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    train = tmp_path / "train.parquet"
+    pq.write_table(pa.table({"x": list(range(100))}), train)
+    r = _run("grpo.sh", TRAIN_FILES=str(train))
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"recipe grpo: error: TRAIN_FILES={train} has fewer rows than one batch of "
+                                "TRAIN_BATCH_SIZE=256 prompts (0 steps per epoch); lower TRAIN_BATCH_SIZE, or set "
+                                "STEPS_PER_EPOCH")
+    assert "trainer.save_freq=3" in _run("grpo.sh", TRAIN_FILES=str(train), TRAIN_BATCH_SIZE="32").stdout
+
+
+def _schema_accepts(key: str, value: str) -> bool:
+    """What the schema says of the override ``algorithm.<section>.<field>=value``, typed by Hydra's parser."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from verl_focal.config.schema import SECTIONS, ConfigError, section_from_mapping
+
+    _, section, field = key.split(".")
+    try:
+        typed = OverridesParser.create().parse_overrides([f"{key}={value}"])[0].value()
+        section_from_mapping(SECTIONS[section], {field: typed}, f"algorithm.{section}")
+    except ConfigError:
+        return False
+    return True
+
+
+#: values around each bound, as a user would type them (plain decimals: bash also refuses "+1" and "1_000", which
+#: Hydra would read as 1 and 1000)
+PROBES = ["-1", "0", "0.0", "0.", "1e-3", "1E2", ".5", "0.5", "00.5", "01", "1", "1.", "1.0", "1.5", "2", "511",
+          "512", "513", "inf", "nan", "abc", "sum", "mean", "none", "max", "additive", "min"]
+
+
+def test_bounds_of_the_algorithm_keys_are_the_schemas():
+    """For every variable that sets one of our algorithm.* keys, bash accepts exactly the values the schema accepts
+    (GAMMA >= 0, K in [K_MIN, K_MAX], BETA in [BETA_MIN, BETA_MAX], the LIKELIHOODS and FLOOR_MODES)."""
+    scripts = {"GAMMA": "f_grpo.sh", "K": "passk_grpo.sh", "BETA": "unlikely_grpo.sh", "LIKELIHOOD": "unlikely_grpo.sh",
+               "CUE_FLOOR_MODE": "cue_grpo.sh"}
+    keyed = {n: row[3].split(",")[0] for n, row in _table().items() if row[3].startswith(("algorithm.focal",
+                                                                                        "algorithm.passk",
+                                                                                        "algorithm.unlikely",
+                                                                                        "algorithm.cue"))}
+    assert set(keyed) == set(scripts)
+    for name, key in keyed.items():
+        for value in PROBES:
+            extra = {"N": "512"} if name == "K" else {}  # K <= N is a separate start-up check
+            got = _run(scripts[name], **{name: value}, **extra).returncode == 0
+            assert got == _schema_accepts(key, value), (name, value)
