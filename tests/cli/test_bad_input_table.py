@@ -51,6 +51,12 @@ def files(tmp_path_factory):
     (d / "afile").write_text("x")
     (d / "binary.dat").write_bytes(bytes(range(256)) * 4)
     (d / "nul.txt").write_bytes(b"valid UTF-8, but \x00 binary")
+    (d / "dup.jsonl").write_text((json.dumps(dict(gen, ground_truth="2")) + "\n") * 2)  # one sample twice
+    (d / "badarr.json").write_text("[3]")  # a JSON array whose element is no trace
+    for name, steps in (("rq", 8), ("rd", 60)):  # two demo runs of different designs
+        (d / name).mkdir()
+        (d / name / "results.json").write_text(json.dumps({"config": {"mode": name, "rl_steps": steps},
+                                                           "claims": [], "seeds_completed": [0]}))
     import pandas as pd
 
     pd.DataFrame({"data_source": ["d"], "question": ["1+1?"],
@@ -131,10 +137,15 @@ CASES = [
     (["demo", "--steps", "0"], ["--steps=0"]),
     (["demo", "--quick", "--device", "cuda"], ["--quick and --device cuda"]),
     (["demo", "--device", "tpu"], ["--device", "tpu"]),
+    (["demo", "--seeds", "-3-2"], ["'-3-2' is not a seed", "integers >= 0", "0-23"]),
+    (["demo", "--quick", "--out-dir", "{d}/afile"], ["--out-dir {d}/afile: is a file"]),
+    (["demo", "--quick", "--out-dir", "{d}/afile/sub"], ["--out-dir {d}/afile/sub: cannot write there"]),
+    (["demo", "--replicate", "{d}/rq", "{d}/rd"], ["different designs", "rl_steps: 8 vs 60"]),
     # cues
     (["cues", "{d}/nope.txt"], ["nope.txt"]),
     (["cues", "{d}/trace.txt", "--cue-set", "nosuch_set"], ["nosuch_set"]),
     (["cues", "{d}/trace.txt", "--epsilon", "0"], ["epsilon"]),
+    (["cues", "{d}/badarr.json"], ["{d}/badarr.json[0]: a trace must be a string"]),
     # agreement
     (["agreement", "{d}/nope.jsonl", "--model", "m"], ["nope.jsonl"]),
     (["agreement", "{d}/bad.jsonl", "--model", "m"], ["bad.jsonl:1"]),
@@ -144,6 +155,7 @@ CASES = [
     # sim
     (["sim", "--n-actions", "10", "--n-correct", "20", "--no-progress"], ["n_correct"]),
     (["sim", "--n-grid", "x..y", "--no-progress"], ["x..y"]),
+    (["sim", "--n-grid", "3-100", "--no-progress"], ["--n-grid 3-100", "powers of two", "4-64"]),
     (["sim", "--objective", "adam"], ["--objective", "adam"]),
     # tail-miss
     (["tail-miss", "--mu", "1.5", "--tau", "0.1"], ["--mu 1.5 must lie strictly between 0 and 1"]),
@@ -159,6 +171,7 @@ CASES = [
      "--max-prompt-tokens", "0", "--out", "{d}/o.parquet"],
      ["--levels x"]),
     (["prep-data", "eval", "--sets", "aime2024", "--max-prompt-tokens", "0"], ["aime2024"]),
+    (["prep-data", "example", "--out-dir", "{d}/afile"], ["--out-dir {d}/afile: is a file"]),
     # eval score: runs without the columns it needs, empty runs, files of the wrong format, bad options
     (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o"],
      ["run a: {d}/nogt.jsonl", "'ground_truth'", "verl-focal eval generate"]),
@@ -172,6 +185,8 @@ CASES = [
     (["eval", "score", "--run", "a={d}/notjson.jsonl", "--out-dir", "{d}/o"],
      ["notjson.jsonl: not JSONL", "line 1", "verl-focal eval generate"]),
     (["eval", "score", "--run", "a={d}/binary.dat", "--out-dir", "{d}/o"], ["binary.dat: is a binary file"]),
+    (["eval", "score", "--run", "a={d}/dup.jsonl", "--out-dir", "{d}/o"],
+     ["run a: 1 line(s) repeat a (problem, sample) pair", "dup.jsonl line 2 repeats line 1 (problem 'u', sample 0)"]),
     (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/afile"], ["--out-dir {d}/afile: is a file"]),
     (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o", "--k-max", "0"], ["--k-max 0", ">= 1"]),
     (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o", "--scorer", "nosuch.mod:f"],
