@@ -25,17 +25,32 @@ def test_budget_stops_starting_seeds_and_keeps_complete_ones(monkeypatch):
 
     monkeypatch.setattr(ex, "_run_seed", fake_seed)
     logs = []
-    done, stopped = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, 0.0, None, 1, logs.append)
+    done, stopped, interrupted = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, 0.0, None, 1, logs.append)
     # seed 0 ends at 20 s; seed 1 would end at 40 s > 25 s: not started, nor any later seed
-    assert [r["seed"] for r in done] == [0]
-    assert stopped == [1, 2, 3] and "seeds not started: [1, 2, 3]" in logs[0]
+    assert [r["seed"] for r in done] == [0] and not interrupted
+    assert stopped == [1, 2, 3] and logs == ["verl-focal demo: seed 0 finished (1 of 4)",
+                                             "verl-focal demo: budget of 25 s reached; seeds not started: [1, 2, 3]"]
+
+
+def test_ctrl_c_keeps_the_seeds_that_finished(monkeypatch):
+    """A KeyboardInterrupt in the middle of a seed stops the run; the seeds that finished come back, flagged."""
+    cfg = ex.DemoConfig(seeds=(4, 5, 6), arms=DEFAULT_ARMS[:1], rl_steps=1)
+
+    def seed(job, progress=None):
+        if job["seed"] == 5:
+            raise KeyboardInterrupt
+        return {"seed": job["seed"], "seconds": 1.0}
+
+    monkeypatch.setattr(ex, "_run_seed", seed)
+    done, stopped, interrupted = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, time.time(), None, 1, print)
+    assert interrupted and stopped == [] and [r["seed"] for r in done] == [4]
 
 
 def test_no_budget_runs_every_seed_in_order(monkeypatch):
     cfg = ex.DemoConfig(seeds=(7, 5, 9), arms=DEFAULT_ARMS[:3], rl_steps=1)
     monkeypatch.setattr(ex, "_run_seed", lambda job, progress=None: {"seed": job["seed"], "seconds": 1.0})
-    done, stopped = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, time.time(), None, 1, print)
-    assert stopped == [] and [r["seed"] for r in done] == [7, 5, 9]
+    done, stopped, interrupted = ex._run_all(_jobs(cfg, cfg.seeds), 1, cfg, time.time(), None, 1, print)
+    assert stopped == [] and not interrupted and [r["seed"] for r in done] == [7, 5, 9]
 
 
 def test_each_seed_fits_its_own_sft_policy():
