@@ -201,6 +201,7 @@ def child(name: str, feature: str) -> dict:
     need, other = cases(next(t for t in CONTRACT if t.name == name))
     out["refusal"] = _preflight(need)
     out["other"] = None if other is None else _preflight(other)
+    out["configs"] = [need, other]
     out["warnings"] = records
     return out
 
@@ -275,7 +276,8 @@ def table(results: list[dict]) -> str:
         host = "ok" if not r.get("import_errors") and r.get("grpo") is None else "BROKEN"
         warn = f"{len(r.get('warnings', []))} line" + ("s" if len(r.get("warnings", [])) != 1 else "")
         refusal = (r.get("refusal") or "PASSED (wrong)")[:60].replace("|", "/")
-        other = "passes" if r.get("other") is None else "REFUSED"
+        other = ("— (every config needs it)" if r.get("configs", [None, None])[1] is None
+                 else "passes" if r.get("other") is None else "REFUSED")
         rows.append(f"| `{r['name']}` | {r['feature']} | {host} | {warn} | exit 2: {refusal}… | {other} |")
     return "\n".join(rows)
 
