@@ -81,6 +81,7 @@ def wrap_compute_advantage(orig: Callable) -> Callable:
         spec = get_spec(adv_estimator)
         if spec is None:
             return orig(data, adv_estimator, *args, **kwargs)
+
         def call(d):
             return orig(d, adv_estimator, *args, **kwargs)
 
@@ -103,20 +104,16 @@ def wrap_compute_advantage(orig: Callable) -> Callable:
 def _complete(ctx: AdvantageContext, data, needs: frozenset[str], call: Callable[[Any], Any]):
     """Run ``call`` (verl's function) on ``data`` for the installed ``ctx``: old log-probs from the DataProto
     when the estimator ``needs`` them; the final-output rule when ``ctx`` holds agent sessions' final outputs."""
-    needs_lp = OLD_LOG_PROBS in needs
+    def run(rows):  # the rows of ctx: all of data, or the sessions' final outputs
+        if OLD_LOG_PROBS in needs:
+            attach_old_log_probs(ctx, rows.batch)
+        return call(rows)
+
     if ctx.sessions is None:
-        if needs_lp:
-            attach_old_log_probs(ctx, data.batch)
-        return call(data)
-
-    def on_finals(sub):
-        if needs_lp:
-            attach_old_log_probs(ctx, sub.batch)
-        return call(sub)
-
+        return run(data)
     ctx.metrics["verl_focal/session_outputs"] = float(len(ctx.sessions[1]))
     ctx.metrics["verl_focal/sessions"] = float(len(ctx.sessions[0]))
-    return spread_session_advantages(data, ctx.sessions, on_finals)
+    return spread_session_advantages(data, ctx.sessions, run)
 
 
 def hook_compute_advantage() -> None:
