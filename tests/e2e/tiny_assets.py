@@ -83,8 +83,9 @@ def build_model(out_dir: Path, tokenizer, seed: int = 0) -> None:
         hidden_size=64,
         intermediate_size=128,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
+        # head size 32: vLLM's CPU attention supports 32 to 512 (vllm/v1/attention/backends/cpu_attn.py)
+        num_attention_heads=2,
+        num_key_value_heads=2,
         max_position_embeddings=256,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
