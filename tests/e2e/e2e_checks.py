@@ -1,8 +1,68 @@
-"""Assertions shared by the e2e tests (metrics as verl's file logger wrote them, one dict per step)."""
+"""Assertions shared by the e2e tests (metrics as verl's file logger wrote them, one dict per step),
+and the reader of a run's outputs."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
+
+from launch import run_trainer
+
+
+def _records(files: list[Path]) -> list[dict]:
+    return [json.loads(line) for f in files for line in f.read_text().splitlines() if line.strip()]
+
+
+def run_and_read(out: Path, module: str, overrides: list[str], extra_env: dict[str, str] | None = None) -> dict:
+    """Run ``module`` (:func:`launch.run_trainer`) with outputs under ``out``; assert it exited 0.
+
+    Returns ``log`` (the whole output), ``lines`` (verl's file logger, ``{"step", "data"}`` per line),
+    ``stats`` (the ``hf_cpu`` servers' weight-update records), ``syncs`` (one list of weight-sync records
+    per vLLM worker process, ``verl_cpu_backend/vllm_cpu.py``) and ``seconds``.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    rc, seconds = run_trainer(module, overrides, out, extra_env=extra_env)
+    log = (out / "train.log").read_text(errors="replace")
+    assert rc == 0, f"{module} exited {rc} after {seconds:.0f}s; log tail:\n{log[-6000:]}"
+    metrics = out / "metrics.jsonl"
+    lines = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()]
+    stats = _records(sorted((out / "rollout_stats").glob("server_*.jsonl")))
+    syncs = [_records([f]) for f in sorted((out / "rollout_stats").glob("vllm_worker_*.jsonl"))]
+    return {"log": log, "lines": lines, "stats": stats, "syncs": syncs, "seconds": seconds}
+
+
+def assert_focal_dapo(steps: list[dict], n: int, batch: int) -> None:
+    """``f_grpo`` (γ = 0.5) with DAPO's ``filter_groups`` on ``acc``: ``acc`` came from the reward
+    extras for every row, the filter kept only mixed groups, and the focal diagnostics lie in range."""
+    for m in steps:
+        assert m["focal/groups"] == batch
+        assert m["focal/acc_from_extra_frac"] == 1.0  # acc came from the reward extras
+        # DAPO filtering kept only groups with both right and wrong answers.
+        assert m["focal/frac_active"] == 1.0
+        assert m["focal/frac_all_correct"] == 0.0 and m["focal/frac_all_wrong"] == 0.0
+        p = m["focal/p_hat_active_mean"]
+        assert 0.0 < p < 1.0
+        # p̂ is a multiple of 1/n in a group of n: the weights lie in [(1/n)^γ, (1-1/n)^γ].
+        w = m["focal/weight_mean_active"]
+        assert (1 / n) ** 0.5 - 1e-9 <= w <= (1 - 1 / n) ** 0.5 + 1e-9
+        for key in ("focal/p_hat_mean", "focal/p_hat_p10", "focal/p_hat_p50", "focal/p_hat_p90"):
+            assert 0.0 <= m[key] <= 1.0 and math.isfinite(m[key]), (key, m[key])
+        # The advantage scale is bounded by the focal weight times GRPO's max |A| = sqrt(n-1).
+        bound = (1 - 1 / n) ** 0.5 * math.sqrt(n - 1) + 1e-4
+        assert abs(m["critic/advantages/max"]) <= bound and abs(m["critic/advantages/min"]) <= bound
+
+
+def _assert_cue_weights(m: dict) -> None:
+    cue = {k: v for k, v in m.items() if k.startswith("cue/")}
+    assert all(math.isfinite(v) for v in cue.values()), cue
+    # The hook's prepare step partitioned from `acc`; the estimator used it unchanged.
+    assert m["cue/groups_repartitioned"] == 0.0, cue
+    if m["cue/groups_partitioned"] > 0:
+        assert m["cue/clusters_per_group"] >= 1.0
+        assert 0.0 <= m["cue/frac_groups_multi_cluster"] <= 1.0
+        # algorithm.cue.clip = [0.3, 3.0] (packaged default)
+        assert 0.3 - 1e-9 <= m["cue/w_min"] <= m["cue/w_mean"] <= m["cue/w_max"] <= 3.0 + 1e-9
 
 
 def assert_cue_from_signatures(steps: list[dict]) -> None:
@@ -12,18 +72,41 @@ def assert_cue_from_signatures(steps: list[dict]) -> None:
     and at least one group was partitioned over the run."""
     partitioned = 0.0
     for m in steps:
-        cue = {k: v for k, v in m.items() if k.startswith("cue/")}
-        assert all(math.isfinite(v) for v in cue.values()), cue
-        # The hook's prepare step partitioned from `acc`; the estimator used it unchanged.
-        assert m["cue/groups_repartitioned"] == 0.0, cue
+        _assert_cue_weights(m)
         g = m["cue/groups_partitioned"]
         partitioned += g
-        assert m["cue/groups_from_signatures"] == g and m["cue/groups_from_text"] == 0.0, cue
+        assert m["cue/groups_from_signatures"] == g and m["cue/groups_from_text"] == 0.0, m
         # with signatures the hook read and decoded no response; its background prefetch was joined
         assert m["verl_focal/decoded_rows"] == 0.0 and m["verl_focal/prefetched"] == 1.0, m
-        if g > 0:
-            assert m["cue/clusters_per_group"] >= 1.0
-            assert 0.0 <= m["cue/frac_groups_multi_cluster"] <= 1.0
-            # algorithm.cue.clip = [0.3, 3.0] (packaged default)
-            assert 0.3 - 1e-9 <= m["cue/w_min"] <= m["cue/w_mean"] <= m["cue/w_max"] <= 3.0 + 1e-9
     assert partitioned >= 1, "no group with >= 2 correct answers in two steps"
+
+
+def assert_cue_from_text(steps: list[dict], rows: int) -> None:
+    """``cue_grpo`` with ``algorithm.cue.source=text``: every partitioned group was clustered from the
+    response texts the hook decoded from the batch's token ids (none from the reward's ``cue_sig``), at
+    least one and at most ``rows`` responses were decoded in a step that partitioned a group, the prefetch
+    was joined, and the diagnostics are as :func:`assert_cue_from_signatures` checks them."""
+    partitioned = 0.0
+    for m in steps:
+        _assert_cue_weights(m)
+        g = m["cue/groups_partitioned"]
+        partitioned += g
+        assert m["cue/groups_from_text"] == g and m["cue/groups_from_signatures"] == 0.0, m
+        assert m["verl_focal/prefetched"] == 1.0, m
+        if g > 0:  # a partitioned group has >= 2 correct responses, each read as text
+            assert 2 * g <= m["verl_focal/decoded_rows"] <= rows, m
+    assert partitioned >= 1, "no group with >= 2 correct answers in two steps"
+
+
+def assert_unlikely(steps: list[dict], beta: float) -> None:
+    """``unlikely_grpo``: every row's ``acc`` and old log-prob reached the estimator, every log-prob was
+    finite, and each correct rollout's factor ``1 − β(G − rank)/G`` lies in ``[1 − β, 1]``; at least one
+    correct rollout was ranked over the run."""
+    ranked = 0.0
+    for m in steps:
+        assert m["verl_focal/acc_rows_frac"] == 1.0 and m["verl_focal/old_log_prob_rows_frac"] == 1.0, m
+        assert m["unlikely/nonfinite_logprob_rows"] == 0.0 and m["unlikely/beta"] == beta
+        ranked += m["unlikely/correct_rows"]
+        if m["unlikely/correct_rows"] > 0:
+            assert 1 - beta - 1e-9 <= m["unlikely/factor_min"] <= m["unlikely/factor_mean"] <= 1 + 1e-9, m
+    assert ranked >= 1, "no correct rollout to rank"

@@ -28,8 +28,6 @@ stock-entry-point run is also marked ``slow``.
 
 from __future__ import annotations
 
-import json
-import math
 import sys
 from pathlib import Path
 
@@ -38,8 +36,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from e2e_checks import assert_cue_from_signatures  # noqa: E402
-from launch import base_overrides, run_trainer  # noqa: E402
+from e2e_checks import assert_cue_from_signatures, assert_focal_dapo, run_and_read  # noqa: E402
+from launch import base_overrides  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]
@@ -56,15 +54,9 @@ def assets(tmp_path_factory):
 
 def _run(tmp_path: Path, assets: dict, module: str, extra: list[str]) -> dict:
     out = tmp_path / "run"
-    out.mkdir()
-    rc, seconds = run_trainer(module, base_overrides(assets, str(out), steps=STEPS) + extra, out)
-    log = (out / "train.log").read_text(errors="replace")
-    assert rc == 0, f"{module} exited {rc} after {seconds:.0f}s; log tail:\n{log[-6000:]}"
-    steps = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    stats_files = sorted((out / "rollout_stats").glob("server_*.jsonl"))
-    stats = [json.loads(line) for f in stats_files for line in f.read_text().splitlines() if line.strip()]
-    print(f"{module} {' '.join(extra)}: {seconds:.0f}s")
-    return {"steps": steps, "stats": stats, "log": log, "seconds": seconds}
+    run = run_and_read(out, module, base_overrides(assets, str(out), steps=STEPS) + extra)
+    print(f"{module} {' '.join(extra)}: {run['seconds']:.0f}s")
+    return {**run, "steps": run["lines"]}
 
 
 def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True) -> None:
@@ -90,10 +82,6 @@ def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True) 
             assert m["actor/grad_norm"] > 0
 
 
-def _in_unit(x: float) -> bool:
-    return 0.0 <= x <= 1.0 and math.isfinite(x)
-
-
 def test_focal_dapo_cispo_main_ppo(tmp_path, assets):
     """``python -m verl_focal.main_ppo``: f_grpo + DAPO filter_groups (acc) + CISPO loss."""
     run = _run(
@@ -112,23 +100,7 @@ def test_focal_dapo_cispo_main_ppo(tmp_path, assets):
     )
     _assert_trained(run)
     assert "'loss_mode': 'cispo'" in run["log"]
-    for s in run["steps"]:
-        m = s["data"]
-        assert m["focal/groups"] == BATCH
-        assert m["focal/acc_from_extra_frac"] == 1.0  # acc came from the reward extras
-        # DAPO filtering kept only groups with both right and wrong answers.
-        assert m["focal/frac_active"] == 1.0
-        assert m["focal/frac_all_correct"] == 0.0 and m["focal/frac_all_wrong"] == 0.0
-        p = m["focal/p_hat_active_mean"]
-        assert 0.0 < p < 1.0
-        # p̂ is a multiple of 1/n in a group of n: the weights lie in [(1/n)^γ, (1-1/n)^γ].
-        w = m["focal/weight_mean_active"]
-        assert (1 / ROLLOUT_N) ** 0.5 - 1e-9 <= w <= (1 - 1 / ROLLOUT_N) ** 0.5 + 1e-9
-        for key in ("focal/p_hat_mean", "focal/p_hat_p10", "focal/p_hat_p50", "focal/p_hat_p90"):
-            assert _in_unit(m[key]), (key, m[key])
-        # The advantage scale is bounded by the focal weight times GRPO's max |A| = sqrt(n-1).
-        bound = (1 - 1 / ROLLOUT_N) ** 0.5 * math.sqrt(ROLLOUT_N - 1) + 1e-4
-        assert abs(m["critic/advantages/max"]) <= bound and abs(m["critic/advantages/min"]) <= bound
+    assert_focal_dapo([s["data"] for s in run["steps"]], n=ROLLOUT_N, batch=BATCH)
 
 
 def test_cue_grpo_main_ppo(tmp_path, assets):
