@@ -113,6 +113,63 @@ def separated_overrides(trainer: str, steps: int = 2, batch: int = 4) -> list[st
     return out
 
 
+def vllm_overrides() -> list[str]:
+    """What a run through verl's own vLLM rollout (``vLLMHttpServer``, vLLM's CPU build) adds to
+    :func:`base_overrides` (which already sets ``enforce_eager=true``, verl's CUDA-graph switch, and
+    ``free_cache_engine=false``); see docs/e2e.md.
+
+    - sleep mode off: it is vLLM's CUDA memory pool (cumem), which the CPU build refuses ("Sleep mode is
+      not supported on current platform"); verl turns it on by default;
+    - ``load_format=dummy`` (verl's default, spelled out): the engine starts from random weights, so
+      only the weight sync can make its log-probs match the actor's;
+    - fp32 on both sides: the engine's ``dtype`` (verl's rollout default is bfloat16) and the actor's
+      compute dtype (FSDP's ``mixed_precision.param_dtype``, bf16 by default; its weights are fp32
+      already), so the rollout log-probs equal the actor's recomputed ones up to fp32 noise, where
+      bf16 on either side leaves differences of about 1e-2 in a token's log-prob.
+    """
+    return [
+        "actor_rollout_ref.rollout.name=vllm",
+        "+actor_rollout_ref.rollout.enable_sleep_mode=false",
+        "actor_rollout_ref.rollout.load_format=dummy",
+        "actor_rollout_ref.rollout.dtype=float32",
+        "+actor_rollout_ref.actor.fsdp_config.mixed_precision={param_dtype:fp32,reduce_dtype:fp32,buffer_dtype:fp32}",
+    ]
+
+
+# Keys of actor_rollout_ref.rollout a recipe sets that say how large the run is, not how the engine
+# behaves: they are not carried into the CPU runs (see recipe_engine_overrides).
+ROLLOUT_SIZE_KEYS = ("name", "n", "tensor_model_parallel_size", "gpu_memory_utilization")
+RECIPE_YAML = REPO / "verl_focal" / "config" / "recipe" / "deepscaler.yaml"
+
+
+def _flatten(prefix: str, node) -> list[str]:
+    if isinstance(node, dict):
+        return [o for k, v in node.items() for o in _flatten(f"{prefix}.{k}", v)]
+    value = "true" if node is True else "false" if node is False else "null" if node is None else str(node)
+    return [f"{prefix}={value}"]
+
+
+def recipe_engine_overrides(script: str = "cue_grpo.sh") -> list[str]:
+    """The rollout-engine settings of a recipe, as overrides for a CPU run with vLLM.
+
+    Every ``actor_rollout_ref.rollout.*`` key the recipe sets -- in its packaged base
+    (``verl_focal/config/recipe/deepscaler.yaml``, which every recipe composes) and in the script's own
+    overrides (``--print-overrides`` with ``ENGINE=vllm``) -- except :data:`ROLLOUT_SIZE_KEYS`, plus the
+    script's LoRA keys (``actor_rollout_ref.model.lora_*``, ``target_modules``), which the engine
+    settings of ``cue_grpo.sh`` (``load_format``, ``layered_summon``) go with.
+    """
+    import yaml
+
+    base = yaml.safe_load(RECIPE_YAML.read_text())["actor_rollout_ref"]["rollout"]
+    env = {**os.environ, "ENGINE": "vllm", "HOME": os.environ.get("HOME", "/tmp")}
+    out = subprocess.run(["bash", str(REPO / "recipes" / "deepscaler" / script), "--print-overrides"], env=env,
+                         capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    model_keys = ("actor_rollout_ref.model.lora_", "actor_rollout_ref.model.target_modules=")
+    own = [o for o in out if o.startswith(("actor_rollout_ref.rollout.", *model_keys))]
+    return [o for o in [*_flatten("actor_rollout_ref.rollout", base), *own]
+            if o.split("=", 1)[0].removeprefix("actor_rollout_ref.rollout.") not in ROLLOUT_SIZE_KEYS]
+
+
 def backend_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
     """Environment for the driver; Ray workers of the local cluster inherit it."""
     env = dict(os.environ)
@@ -134,19 +191,26 @@ def backend_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("RAY_DEDUP_LOGS", "0")
     env.setdefault("HYDRA_FULL_ERROR", "1")
+    # read by vLLM's CPU build only (actor_rollout_ref.rollout.name=vllm): a 1 GiB KV cache (its default is
+    # 4 GiB), and no pinning of its OpenMP threads to cores that other processes share
+    env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
     return env
 
 
-def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float = 900) -> tuple[int, float]:
+def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float = 900,
+                extra_env: dict[str, str] | None = None) -> tuple[int, float]:
     """Run ``python -m module overrides...`` with its outputs under ``out_dir``.
 
     ``out_dir/train.log``: stdout+stderr; ``out_dir/metrics.jsonl``: verl's file logger
-    (one ``{"step", "data"}`` line per step); ``out_dir/rollout_stats/``: the rollout
-    server's weight-update records.  Returns (exit code, seconds).
+    (one ``{"step", "data"}`` line per step); ``out_dir/rollout_stats/``: the weight-update
+    records of the ``hf_cpu`` server (``server_<replica>.jsonl``) or of vLLM's worker processes
+    (``vllm_worker_<pid>.jsonl``).  ``extra_env`` is added to :func:`backend_env`.  Returns (exit
+    code, seconds).
     """
     out_dir = Path(out_dir)
     (out_dir / "rollout_stats").mkdir(parents=True, exist_ok=True)
-    env = backend_env()
+    env = {**backend_env(), **(extra_env or {})}
     env["VERL_FILE_LOGGER_PATH"] = str(out_dir / "metrics.jsonl")
     env["VERL_CPU_BACKEND_STATS_DIR"] = str(out_dir / "rollout_stats")
     cmd = [sys.executable, "-m", module, *overrides]

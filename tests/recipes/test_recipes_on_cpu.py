@@ -335,6 +335,25 @@ def test_no_legacy_key_in_any_recipe_file():
             assert not m or "reward.custom_reward_function." in code, f"{f.name}: {line}"
 
 
+def test_every_recipe_engine_setting_runs_through_vllm_in_e2e():
+    """Every ``actor_rollout_ref.rollout.*`` key a recipe sets for vLLM, sizes, memory fractions and the
+    engine name aside (``launch.ROLLOUT_SIZE_KEYS``), goes with the recipe's value into the vLLM e2e run
+    ``test_vllm_cue_grpo_from_text_with_recipe_engine_settings`` (``tests/e2e/test_vllm_cpu.py``), whose
+    overrides are ``launch.recipe_engine_overrides()``: a key added to a recipe fails here until that
+    run carries it through verl's vLLM server."""
+    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+    from launch import ROLLOUT_SIZE_KEYS, recipe_engine_overrides
+
+    run = dict(o.split("=", 1) for o in recipe_engine_overrides())
+    assert "actor_rollout_ref.rollout.load_format" in run and "actor_rollout_ref.rollout.top_k" in run, run
+    for name, (script, env) in CASES.items():
+        for o in overrides_of(script, **{**env, "ENGINE": "vllm"}):
+            key, value = o.lstrip("+").split("=", 1)
+            sub = key.removeprefix("actor_rollout_ref.rollout.")
+            if sub != key and sub not in ROLLOUT_SIZE_KEYS:
+                assert run.get(key) == value, f"{name}: {o} is not in the vLLM e2e run ({run.get(key)!r})"
+
+
 def test_reward_function_loads_through_verl():
     """verl's own loader resolves pkg://verl_focal.reward and passes the recipe's reward kwargs."""
     from verl.trainer.ppo.reward import get_custom_reward_fn
