@@ -32,6 +32,18 @@ def run_and_read(out: Path, module: str, overrides: list[str], extra_env: dict[s
     return {"log": log, "lines": lines, "stats": stats, "syncs": syncs, "seconds": seconds}
 
 
+# f_grpo (γ = 0.5) + DAPO's group filter on `acc` + CISPO's loss: the hf_cpu and the vLLM run
+FOCAL_DAPO_CISPO = [
+    "algorithm.adv_estimator=f_grpo",
+    "algorithm.focal.gamma=0.5",
+    "algorithm.filter_groups.enable=true",
+    "algorithm.filter_groups.metric=acc",
+    "actor_rollout_ref.actor.policy_loss.loss_mode=cispo",
+    "actor_rollout_ref.actor.clip_ratio_low=10",
+    "actor_rollout_ref.actor.clip_ratio_high=0.28",
+]
+
+
 def assert_focal_dapo(steps: list[dict], n: int, batch: int) -> None:
     """``f_grpo`` (γ = 0.5) with DAPO's ``filter_groups`` on ``acc``: ``acc`` came from the reward
     extras for every row, the filter kept only mixed groups, and the focal diagnostics lie in range."""
@@ -65,35 +77,28 @@ def _assert_cue_weights(m: dict) -> None:
         assert 0.3 - 1e-9 <= m["cue/w_min"] <= m["cue/w_mean"] <= m["cue/w_max"] <= 3.0 + 1e-9
 
 
-def assert_cue_from_signatures(steps: list[dict]) -> None:
-    """``cue_grpo`` with reward-side signatures (``reward_kwargs.cue_set``): every partitioned group was
-    clustered from the reward's ``cue_sig`` (none from text, nothing decoded), the hook's prefetch was
-    joined, the estimator used the hook's partition unchanged, the diagnostics are finite and in range,
-    and at least one group was partitioned over the run."""
+def assert_cue(steps: list[dict], source: str, rows: int = 0) -> None:
+    """``cue_grpo``: every partitioned group was clustered from ``source`` and at least one group was
+    partitioned over the run; the hook's prefetch was joined, the estimator used the hook's partition
+    unchanged, the diagnostics are finite and in range.
+
+    ``source="signatures"`` (reward kwarg ``cue_set``): from the reward's ``cue_sig``, and no response
+    was decoded.  ``source="text"`` (``algorithm.cue.source=text``): from the texts the hook decoded from
+    the batch's token ids; a step that partitioned g groups decoded at least 2g responses (each such
+    group has >= 2 correct ones) and at most ``rows``.
+    """
+    assert source in ("signatures", "text"), source
+    used, other = ("cue/groups_from_signatures", "cue/groups_from_text")[:: 1 if source == "signatures" else -1]
     partitioned = 0.0
     for m in steps:
         _assert_cue_weights(m)
         g = m["cue/groups_partitioned"]
         partitioned += g
-        assert m["cue/groups_from_signatures"] == g and m["cue/groups_from_text"] == 0.0, m
-        # with signatures the hook read and decoded no response; its background prefetch was joined
-        assert m["verl_focal/decoded_rows"] == 0.0 and m["verl_focal/prefetched"] == 1.0, m
-    assert partitioned >= 1, "no group with >= 2 correct answers in two steps"
-
-
-def assert_cue_from_text(steps: list[dict], rows: int) -> None:
-    """``cue_grpo`` with ``algorithm.cue.source=text``: every partitioned group was clustered from the
-    response texts the hook decoded from the batch's token ids (none from the reward's ``cue_sig``), at
-    least one and at most ``rows`` responses were decoded in a step that partitioned a group, the prefetch
-    was joined, and the diagnostics are as :func:`assert_cue_from_signatures` checks them."""
-    partitioned = 0.0
-    for m in steps:
-        _assert_cue_weights(m)
-        g = m["cue/groups_partitioned"]
-        partitioned += g
-        assert m["cue/groups_from_text"] == g and m["cue/groups_from_signatures"] == 0.0, m
+        assert m[used] == g and m[other] == 0.0, m
         assert m["verl_focal/prefetched"] == 1.0, m
-        if g > 0:  # a partitioned group has >= 2 correct responses, each read as text
+        if source == "signatures":
+            assert m["verl_focal/decoded_rows"] == 0.0, m
+        elif g > 0:
             assert 2 * g <= m["verl_focal/decoded_rows"] <= rows, m
     assert partitioned >= 1, "no group with >= 2 correct answers in two steps"
 

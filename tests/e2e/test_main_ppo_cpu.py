@@ -36,7 +36,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from e2e_checks import assert_cue_from_signatures, assert_focal_dapo, run_and_read  # noqa: E402
+from e2e_checks import FOCAL_DAPO_CISPO, assert_cue, assert_focal_dapo, run_and_read  # noqa: E402
 from launch import base_overrides  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
@@ -84,20 +84,7 @@ def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True) 
 
 def test_focal_dapo_cispo_main_ppo(tmp_path, assets):
     """``python -m verl_focal.main_ppo``: f_grpo + DAPO filter_groups (acc) + CISPO loss."""
-    run = _run(
-        tmp_path,
-        assets,
-        "verl_focal.main_ppo",
-        [
-            "algorithm.adv_estimator=f_grpo",
-            "algorithm.focal.gamma=0.5",
-            "algorithm.filter_groups.enable=true",
-            "algorithm.filter_groups.metric=acc",
-            "actor_rollout_ref.actor.policy_loss.loss_mode=cispo",
-            "actor_rollout_ref.actor.clip_ratio_low=10",
-            "actor_rollout_ref.actor.clip_ratio_high=0.28",
-        ],
-    )
+    run = _run(tmp_path, assets, "verl_focal.main_ppo", FOCAL_DAPO_CISPO)
     _assert_trained(run)
     assert "'loss_mode': 'cispo'" in run["log"]
     assert_focal_dapo([s["data"] for s in run["steps"]], n=ROLLOUT_N, batch=BATCH)
@@ -126,7 +113,7 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
         ],
     )
     _assert_trained(run, n=n)
-    assert_cue_from_signatures([s["data"] for s in run["steps"]])
+    assert_cue([s["data"] for s in run["steps"]], "signatures")
 
 
 @pytest.mark.slow  # a third trainer start; the two verl_focal runs above are the CI minimum

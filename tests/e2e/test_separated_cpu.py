@@ -36,7 +36,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from e2e_checks import assert_cue_from_signatures, assert_unlikely, run_and_read  # noqa: E402
+from e2e_checks import assert_cue, assert_unlikely, run_and_read  # noqa: E402
 from launch import base_overrides, separated_overrides  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
@@ -82,7 +82,7 @@ def _run_separated(tmp_path: Path, assets: dict, trainer: str, extra: list[str])
 
 def test_cue_grpo_one_step_off(tmp_path, assets):
     """``cue_grpo`` partitions from the reward's ``cue_sig`` extra in the one-step-off trainer."""
-    assert_cue_from_signatures(_run_separated(tmp_path, assets, "one_step_off", CUE))
+    assert_cue(_run_separated(tmp_path, assets, "one_step_off", CUE), "signatures")
 
 
 def test_unlikely_grpo_one_step_off(tmp_path, assets):
@@ -96,4 +96,4 @@ def test_unlikely_grpo_one_step_off(tmp_path, assets):
 
 def test_cue_grpo_fully_async(tmp_path, assets):
     """``cue_grpo`` in the fully-async trainer (its own trainer actor, apart from the TaskRunner)."""
-    assert_cue_from_signatures(_run_separated(tmp_path, assets, "fully_async", CUE))
+    assert_cue(_run_separated(tmp_path, assets, "fully_async", CUE), "signatures")
