@@ -49,10 +49,11 @@ STEPS = 2
 BATCH = 4  # base_overrides: data.train_batch_size
 N = 4  # base_overrides: actor_rollout_ref.rollout.n
 N_CUE = 8  # cue runs: groups with >= 2 correct answers occur in practically every run
-# Rollout vs actor log-probs of the same tokens, both computed in fp32 on the same weights
-# (launch.vllm_overrides): fp32 noise only, about 1e-6 (docs/e2e.md); bf16 on either side gives ~1e-2,
-# and a rollout one update behind gives a mean difference of ~5e-2 (the one-step-off run's step 2).
-PROBS_DIFF_MAX = 1e-4  # training/rollout_probs_diff_max: max over tokens of |p_rollout - p_actor|
+# Rollout vs actor, the same tokens, both computed in fp32 on the same weights (launch.vllm_overrides):
+# fp32 noise only, measured ~1e-8 in probability and ~5e-7 in a sequence's mean log-prob (docs/e2e.md).
+# With bf16 on either side (verl's defaults) the same runs gave ~4e-4 and ~1e-2, and a rollout one update
+# behind gives a mean log-prob difference of ~5e-2 (the one-step-off run's step 2).
+PROBS_DIFF_MAX = 1e-6  # training/rollout_probs_diff_max: max over tokens of |p_rollout - p_actor|
 LOGPROB_TOL = 1e-4  # per-sequence mean, or per-token mean, log-prob difference; sequence ratio - 1
 K3_KL_MAX = 1e-8  # actor/rollout_corr/k3_kl: per-token mean of r - 1 - log r, r = p_actor / p_rollout
 MOVED = 1e-4  # an optimizer step at lr 1e-2 moves the tiny model's weights by ~2-3 in L2
