@@ -52,7 +52,7 @@ N_CUE = 8  # cue runs: groups with >= 2 correct answers occur in practically eve
 # Rollout vs actor, the same tokens, both computed in fp32 on the same weights (launch.vllm_overrides):
 # fp32 noise only, measured ~1e-8 in probability and ~5e-7 in a sequence's mean log-prob (docs/e2e.md).
 # With bf16 on either side (verl's defaults) the same runs gave ~4e-4 and ~1e-2, and a rollout one update
-# behind gives a mean log-prob difference of ~5e-2 (the one-step-off run's step 2).
+# behind gives a mean log-prob difference of 3e-2 to 5e-2 (the one-step-off run's step 2).
 PROBS_DIFF_MAX = 1e-6  # training/rollout_probs_diff_max: max over tokens of |p_rollout - p_actor|
 LOGPROB_TOL = 1e-4  # per-sequence mean, or per-token mean, log-prob difference; sequence ratio - 1
 K3_KL_MAX = 1e-8  # actor/rollout_corr/k3_kl: per-token mean of r - 1 - log r, r = p_actor / p_rollout
