@@ -226,6 +226,9 @@ def train_rl(
             "grad_norm": float(gnorm),
             "entropy": float(_token_entropy(logits.detach(), response_mask)),
             "zero_adv_group_frac": float((groups.sum(-1) == 0).float().mean()),
+            # token-mean |Â| over the response tokens: the weight the update's token-mean loss gives each token's
+            # log-prob gradient (docs/demo.md, "The controls": the lower-lr control is matched on it)
+            "adv_abs_mean": float(row_adv.sum() / response_mask.sum()),
         }
         m["groups_ge2_correct"], m["groups_multi_strategy"] = strategy_groups(texts, acc, arm.n)
         m.update(effect)
