@@ -35,7 +35,7 @@ def test_family_set_is_reference_focal_and_the_two_estimators():
 
 
 def test_unknown_arm_lists_the_sets():
-    with pytest.raises(ValueError, match=r"did you mean 'family'\?.*'all', 'default', 'family', 'n-sweep'"):
+    with pytest.raises(ValueError, match=r"did you mean 'family'\?.*'all', 'controls', 'default', 'family', 'n-sweep'"):
         arms_by_name(["famly"])
 
 

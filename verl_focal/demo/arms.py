@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Arm", "ARM_SETS", "DEFAULT_ARMS", "FAMILY_ARMS", "FOCAL_REFERENCE_ARM", "GROUP_SIZE_ARMS", "LARGE_N_ARM",
+    "ACTOR_KEYS", "Arm", "ARM_SETS", "BASE_LR", "CONTROL_FAMILIES", "CONTROLS_SET", "DEFAULT_ARMS", "FAMILY_ARMS",
+    "FOCAL_REFERENCE_ARM", "Family", "GROUP_SIZE_ARMS", "LARGE_N_ARM", "MATCHED_LR", "METHOD_FAMILIES",
     "REFERENCE_ARM", "arms_by_name",
 ]
 
@@ -34,10 +35,27 @@ class Arm:
     n: int
     settings: Mapping[str, Any] = field(default_factory=dict)
     compare_with: tuple[str, ...] = ()
+    #: keys under verl's ``actor_rollout_ref.actor`` that the recipes' controls set (:data:`ACTOR_KEYS`), e.g.
+    #: ``{"entropy_coeff": 0.001}``; empty = the demo's defaults (lr ``DemoConfig.lr``, no entropy bonus, no KL)
+    actor: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.actor) - set(ACTOR_KEYS))
+        if unknown:
+            raise ValueError(f"arm {self.name!r}: actor keys {unknown} are not run by the demo; "
+                             f"choose from {list(ACTOR_KEYS)}")
 
     def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "estimator": self.estimator, "n": self.n, "settings": dict(self.settings),
-                "compare_with": list(self.compare_with)}
+        d = {"name": self.name, "estimator": self.estimator, "n": self.n, "settings": dict(self.settings),
+             "compare_with": list(self.compare_with)}
+        if self.actor:  # only the control arms carry actor settings (other arms' results.json keep their shape)
+            d["actor"] = dict(self.actor)
+        return d
+
+
+#: the ``actor_rollout_ref.actor`` keys an arm may set, as the recipes set them (grpo_low_lr.sh, grpo_entropy.sh,
+#: grpo_kl.sh): the learning rate, verl's entropy bonus and verl's KL loss to the reference (SFT) policy
+ACTOR_KEYS = ("optim.lr", "entropy_coeff", "use_kl_loss", "kl_loss_coef", "kl_loss_type")
 
 
 #: the arm every other arm is compared with (paired by seed)
@@ -79,6 +97,86 @@ FAMILY_ARMS: tuple[Arm, ...] = (
         compare_with=(FOCAL_REFERENCE_ARM,)),
 )
 
+
+
+@dataclass(frozen=True)
+class Family:
+    """One knob turned over a grid fixed before any of its arms ran (docs/demo.md, "The controls").
+
+    ``arms[i]`` runs the knob at ``labels[i]``, in increasing strength; GRPO N=8 (:data:`REFERENCE_ARM`) is every
+    family's zero point (lr 5e-4, no entropy bonus, no KL, γ = α = β = 0, k = 1).  ``control``: one of the
+    F-GRPO paper's controls (the curves a method is compared with at equal pass@1), else a method's own sweep."""
+
+    name: str
+    knob: str
+    labels: tuple[str, ...]
+    arms: tuple[Arm, ...]
+    control: bool
+    #: the knob's far end is the SFT policy itself (lr = 0: no update), whose metrics every seed has exactly
+    ends_at_sft: bool = False
+
+
+#: the lr of the demo's RL (``DemoConfig.lr``): the lower-lr family's zero point
+BASE_LR = 5e-4
+#: GRPO's lr scaled by F-GRPO γ=1's mean |Â| per update over GRPO's: 5e-4 × 0.464 (docs/demo.md, "The controls":
+#: the token-mean |Â| of each update, averaged over the 60 updates, F-GRPO N=8 γ=1 over GRPO N=8, mean of the
+#: per-seed ratios on seeds 0-11), rounded
+MATCHED_LR = 2.3e-4
+#: the grids, fixed before any control arm ran: the lr 0.68 × (the paper's 6.8e-7 for 1e-6), the matched lr,
+#: then 1/4 and 1/10, and lr = 0 (the SFT policy); the entropy bonus and the KL loss from the paper's 0.001 up to
+#: where they bind at this scale
+LR_GRID = (3.4e-4, MATCHED_LR, 1.25e-4, 5e-5)
+ENTROPY_GRID = (0.001, 0.03, 0.1, 0.3)
+KL_GRID = (0.001, 0.1, 0.3, 1.0)
+
+
+def _g(v: float) -> str:
+    return f"{v:g}"
+
+
+def _sci(v: float) -> str:
+    """3.4e-4, 1.25e-4, 5e-5: a learning rate as the recipes write it."""
+    mantissa, exponent = f"{v:e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
+
+CONTROL_FAMILIES: tuple[Family, ...] = (
+    Family("lower lr", "lr", tuple(_sci(v) for v in LR_GRID),
+           tuple(Arm(f"GRPO N=8 lr={_sci(v)}", "grpo", 8, actor={"optim.lr": v}) for v in LR_GRID), True,
+           ends_at_sft=True),
+    Family("entropy bonus", "entropy_coeff", tuple(_g(v) for v in ENTROPY_GRID),
+           tuple(Arm(f"GRPO N=8 entropy={_g(v)}", "grpo", 8, actor={"entropy_coeff": v}) for v in ENTROPY_GRID),
+           True),
+    Family("KL to SFT", "kl_loss_coef", tuple(_g(v) for v in KL_GRID),
+           tuple(Arm(f"GRPO N=8 KL={_g(v)}", "grpo", 8,
+                     actor={"use_kl_loss": True, "kl_loss_coef": v, "kl_loss_type": "low_var_kl"}) for v in KL_GRID),
+           True),
+)
+
+#: each method over its own knob, on the same seeds; the default runs' settings (γ = 1 and 0.5, α = 0.8, β = 0.25,
+#: k = 4) are the same arms as in the default and family sets
+METHOD_FAMILIES: tuple[Family, ...] = (
+    Family("F-GRPO", "γ", ("0.5", "1", "2"),
+           (DEFAULT_ARMS[1], DEFAULT_ARMS[2], Arm("F-GRPO N=8 γ=2", "f_grpo", 8, {"focal.gamma": 2.0})), False),
+    Family("Cue-GRPO", "α", ("0.4", "0.8", "1.6"),
+           (Arm("Cue-GRPO N=8 α=0.4", "cue_grpo", 8, {"cue.alpha": 0.4}), DEFAULT_ARMS[3],
+            Arm("Cue-GRPO N=8 α=1.6", "cue_grpo", 8, {"cue.alpha": 1.6})), False),
+    Family("F-Cue-GRPO", "γ, α", ("0.5, 0.8",), (DEFAULT_ARMS[4],), False),
+    Family("Unlikely-GRPO", "β", ("0.25", "0.5", "1"),
+           (FAMILY_ARMS[1],
+            Arm("Unlikely-GRPO N=8 β=0.5 sum", "unlikely_grpo", 8,
+                {"unlikely.beta": 0.5, "unlikely.likelihood": "sum"}),
+            Arm("Unlikely-GRPO N=8 β=1 sum", "unlikely_grpo", 8, {"unlikely.beta": 1.0, "unlikely.likelihood": "sum"})),
+           False),
+    Family("Pass@k-GRPO", "k", ("2", "4", "6"),
+           (Arm("Pass@k-GRPO N=8 k=2", "passk_grpo", 8, {"passk.k": 2}), FAMILY_ARMS[0],
+            Arm("Pass@k-GRPO N=8 k=6", "passk_grpo", 8, {"passk.k": 6})), False),
+)
+
+#: ``--arms controls``: GRPO N=8, the three control families and the methods' sweeps, all at N = 8 on the same seeds
+CONTROLS_SET: tuple[Arm, ...] = (DEFAULT_ARMS[0],) + tuple(
+    a for fam in CONTROL_FAMILIES + METHOD_FAMILIES for a in fam.arms)
+
 _FOCAL_N8 = Arm("F-GRPO N=8 γ=1", "f_grpo", 8, {"focal.gamma": 1.0}, compare_with=(LARGE_N_ARM,))
 
 #: the arm sets ``--arms`` accepts by name
@@ -88,19 +186,21 @@ ARM_SETS: dict[str, tuple[Arm, ...]] = {
     # GRPO at N = 2, 4, 8, 16, 32 and F-GRPO γ=1 at N = 8, also compared with GRPO N=32
     "n-sweep": (GROUP_SIZE_ARMS[0], GROUP_SIZE_ARMS[1], DEFAULT_ARMS[0], GROUP_SIZE_ARMS[2], GROUP_SIZE_ARMS[3],
                 _FOCAL_N8),
+    "controls": CONTROLS_SET,
 }
-ARM_SETS["all"] = DEFAULT_ARMS + GROUP_SIZE_ARMS + FAMILY_ARMS
+ARM_SETS["all"] = tuple({a.name: a for a in DEFAULT_ARMS + GROUP_SIZE_ARMS + FAMILY_ARMS + CONTROLS_SET}.values())
 
 
 def _merge(a: Arm, b: Arm) -> Arm:
-    if (a.estimator, a.n, dict(a.settings)) != (b.estimator, b.n, dict(b.settings)):
+    if (a.estimator, a.n, dict(a.settings), dict(a.actor)) != (b.estimator, b.n, dict(b.settings), dict(b.actor)):
         raise ValueError(f"arm {a.name!r} is defined twice with different settings")
-    return Arm(a.name, a.estimator, a.n, a.settings, tuple(dict.fromkeys(a.compare_with + b.compare_with)))
+    return Arm(a.name, a.estimator, a.n, a.settings, tuple(dict.fromkeys(a.compare_with + b.compare_with)), a.actor)
 
 
 def arms_by_name(names: list[str]) -> tuple[Arm, ...]:
     """Select arms by name or set (:data:`ARM_SETS`: ``default``; ``family`` = GRPO N=8, F-GRPO γ=1 and the
-    family arms; ``n-sweep`` = GRPO at N = 2..32 and F-GRPO γ=1 N=8; ``all`` = every arm); unknown names raise
+    family arms; ``n-sweep`` = GRPO at N = 2..32 and F-GRPO γ=1 N=8; ``controls`` = GRPO N=8, the control
+    families and the methods' sweeps; ``all`` = every arm); unknown names raise
     with the valid list.  An arm named in two sets is taken once, with the comparisons of both."""
     table: dict[str, Arm] = {}
     for arm_set in ARM_SETS.values():

@@ -254,7 +254,7 @@ def _mean_eval(evals: list[dict[str, Any]]) -> dict[str, Any]:
 def _trough(runs: list[dict], arms: list[Arm]) -> dict[str, Any]:
     """With GRPO at three or more group sizes: the GRPO arm whose mean pass@256 is lowest (the trough of the curve
     in N), chosen from this run's own means."""
-    grpo = sorted({a.n: a.name for a in arms if a.estimator == "grpo"}.items())
+    grpo = sorted({a.n: a.name for a in arms if a.estimator == "grpo" and not a.actor}.items())  # not the controls
     if len(grpo) < 3 or not runs:
         return {}
     means = {name: float(np.mean([r["eval"]["pass_at_k"][256] for r in runs if r["arm"] == name]))

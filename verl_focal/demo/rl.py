@@ -15,10 +15,16 @@ One step, for a batch of B training prompts each repeated N times:
 4. loss: verl's ``get_policy_loss_fn("vanilla")`` (PPO clip; it aggregates with
    verl's ``agg_loss``, token-mean) on one on-policy update (old = current
    log-probs, as in the F-GRPO small-model runs); AdamW, gradient clip 1.0.
+   An arm with an entropy bonus or a KL loss (``Arm.actor``, the recipes'
+   ``actor_rollout_ref.actor`` keys) takes verl's whole actor loss instead,
+   ``verl.workers.utils.losses.ppo_loss`` (:mod:`verl_focal.demo.actor_loss`),
+   with the seed's SFT policy, frozen, as the KL's reference; ``optim.lr``
+   replaces the run's learning rate.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +38,7 @@ from verl.trainer.ppo import core_algos, ray_trainer
 from verl.trainer.ppo.ray_trainer import compute_advantage
 
 import verl_focal.demo.partitioner  # noqa: F401  (registers the `demo_strategy` partitioner)
+from verl_focal.demo.actor_loss import actor_config, actor_loss, token_entropy, uses_ppo_loss
 from verl_focal.demo.arms import Arm
 from verl_focal.demo.effect import advantage_effect
 from verl_focal.demo.model import PROMPT_LEN, encode_prompts
@@ -152,8 +159,12 @@ def train_rl(
     algo = algorithm_config(arm)
     actor_cfg = _actor_config(cfg.clip_ratio)
     loss_fn = core_algos.get_policy_loss_fn("vanilla")
+    regularised = uses_ppo_loss(arm.actor)
+    ppo_cfg = actor_config(arm.actor, arm.n, cfg.clip_ratio) if regularised else None
+    # the KL's reference: the policy RL starts from (the seed's SFT policy), frozen
+    ref = copy.deepcopy(model).eval().requires_grad_(False) if regularised and ppo_cfg.use_kl_loss else None
     rollout = make_rollout(model, temperature=cfg.temperature)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    opt = torch.optim.AdamW(model.parameters(), lr=float(arm.actor.get("optim.lr", cfg.lr)), weight_decay=0.0)
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)  # HF sampling draws from torch's global generator
     probs = list(problems)
@@ -207,10 +218,25 @@ def train_rl(
         adv = data.batch["advantages"]
         effect = advantage_effect(adv, adv if reference is None else reference, response_mask)
 
-        pg_loss, pg_metrics = loss_fn(
-            old_log_prob=log_prob.detach(), log_prob=log_prob, advantages=adv, response_mask=response_mask,
-            loss_agg_mode="token-mean", config=actor_cfg,
-        )
+        loss_terms: dict[str, float] = {}
+        if regularised:  # verl's ppo_loss: the policy loss, the entropy bonus and the KL loss, as in the recipes
+            ref_log_prob = None
+            if ref is not None:
+                with torch.no_grad():
+                    ref_logits = ref(input_ids=input_ids, attention_mask=out.batch["attention_mask"]).logits
+                    ref_log_prob = torch.log_softmax(ref_logits[:, PROMPT_LEN - 1 : -1].float(), dim=-1).gather(
+                        -1, responses[..., None]).squeeze(-1)
+            pg_loss, verl_metrics = actor_loss(
+                ppo_cfg, log_prob=log_prob, entropy=token_entropy(logits) if ppo_cfg.entropy_coeff else None,
+                old_log_prob=log_prob.detach(), ref_log_prob=ref_log_prob, advantages=adv, input_ids=input_ids,
+                attention_mask=out.batch["attention_mask"], prompt_len=PROMPT_LEN,
+            )
+            loss_terms = {k: verl_metrics[k] for k in ("actor/entropy_loss", "kl_loss") if k in verl_metrics}
+        else:
+            pg_loss, pg_metrics = loss_fn(
+                old_log_prob=log_prob.detach(), log_prob=log_prob, advantages=adv, response_mask=response_mask,
+                loss_agg_mode="token-mean", config=actor_cfg,
+            )
         opt.zero_grad()
         pg_loss.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -232,6 +258,7 @@ def train_rl(
         }
         m["groups_ge2_correct"], m["groups_multi_strategy"] = strategy_groups(texts, acc, arm.n)
         m.update(effect)
+        m.update(loss_terms)  # the control arms' entropy and KL terms, as verl's actor reports them
         # the step's timings (verl_focal/*_s) depend on the machine: kept out so that results are reproducible
         m.update({k: float(v) for k, v in ctx.metrics.items()
                   if isinstance(v, (int, float)) and not (k.startswith("verl_focal/") and k.endswith("_s"))})

@@ -1,0 +1,145 @@
+"""The control arms (lower lr, entropy bonus, KL loss to the SFT policy): arm data, and verl's actor loss on the
+demo's batch checked against the terms computed independently here."""
+
+import math
+
+import pytest
+import torch
+import verl  # noqa: F401  a hard dependency: fail loudly if it is missing
+from omegaconf import OmegaConf
+
+from verl_focal.demo.arms import (
+    ACTOR_KEYS,
+    ARM_SETS,
+    BASE_LR,
+    CONTROL_FAMILIES,
+    CONTROLS_SET,
+    DEFAULT_ARMS,
+    MATCHED_LR,
+    METHOD_FAMILIES,
+    REFERENCE_ARM,
+    Arm,
+    arms_by_name,
+)
+
+P, R, V = 6, 4, 25
+
+
+def _batch(seed=0, b=6):
+    """Logits (with grad) of a batch of b sequences, sampled token ids, an attention mask with early <eos> rows."""
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(b, P + R, V, generator=g, requires_grad=True)
+    ids = torch.randint(3, V, (b, P + R), generator=g)
+    am = torch.ones(b, P + R, dtype=torch.long)
+    am[0, P + 1:] = 0  # a response of one token (<eos> first)
+    am[1, P + 3:] = 0
+    adv = torch.randn(b, 1, generator=g).expand(b, R) * am[:, P:].float()
+    # the reference's log-probs: the policy's, moved by up to about ±1 (inside verl's clamps of k3)
+    ref = _response_log_prob(logits, ids).detach() + 0.5 * torch.randn(b, R, generator=g)
+    return logits, ids, am, adv, ref
+
+
+def _response_log_prob(logits, ids):
+    # the demo's own forward: positions P-1 .. end-2 predict the response tokens
+    return torch.log_softmax(logits[:, P - 1:-1].float(), -1).gather(-1, ids[:, P:, None]).squeeze(-1)
+
+
+def test_grids_are_the_registered_ones_and_every_control_is_grpo_n8():
+    assert [f.name for f in CONTROL_FAMILIES] == ["lower lr", "entropy bonus", "KL to SFT"]
+    lr, ent, kl = CONTROL_FAMILIES
+    assert [a.actor["optim.lr"] for a in lr.arms] == [3.4e-4, MATCHED_LR, 1.25e-4, 5e-5]
+    assert MATCHED_LR == 2.3e-4 and BASE_LR == 5e-4 and lr.ends_at_sft
+    assert [a.actor["entropy_coeff"] for a in ent.arms] == [0.001, 0.03, 0.1, 0.3]
+    assert [dict(a.actor) for a in kl.arms] == [
+        {"use_kl_loss": True, "kl_loss_coef": c, "kl_loss_type": "low_var_kl"} for c in (0.001, 0.1, 0.3, 1.0)]
+    for fam in CONTROL_FAMILIES:
+        assert fam.control and len(fam.labels) == len(fam.arms)
+        assert all(a.estimator == "grpo" and a.n == 8 and not a.settings for a in fam.arms)
+    knobs = {f.name: [dict(a.settings) for a in f.arms] for f in METHOD_FAMILIES}
+    assert knobs["F-GRPO"] == [{"focal.gamma": g} for g in (0.5, 1.0, 2.0)]
+    assert knobs["Cue-GRPO"] == [{"cue.alpha": a} for a in (0.4, 0.8, 1.6)]
+    assert knobs["Unlikely-GRPO"] == [{"unlikely.beta": b, "unlikely.likelihood": "sum"} for b in (0.25, 0.5, 1.0)]
+    assert knobs["Pass@k-GRPO"] == [{"passk.k": k} for k in (2, 4, 6)]
+    assert not any(f.control for f in METHOD_FAMILIES)
+    # the set: the reference first, then 12 controls and 13 method arms, every arm once, all at N = 8
+    names = [a.name for a in CONTROLS_SET]
+    assert names[0] == REFERENCE_ARM and len(names) == len(set(names)) == 26
+    assert all(a.n == 8 for a in CONTROLS_SET)
+    # the default settings are the default arms themselves (same name, same settings)
+    assert {a.name for a in DEFAULT_ARMS} <= set(names)
+    assert [a.name for a in arms_by_name(["controls"])] == names
+    assert set(names) <= {a.name for a in ARM_SETS["all"]}
+
+
+def test_an_arm_with_an_actor_key_the_demo_does_not_run_is_refused():
+    with pytest.raises(ValueError, match=r"arm 'x': actor keys \['ppo_epochs'\] are not run by the demo; choose "
+                                         r"from \['optim.lr', 'entropy_coeff', 'use_kl_loss', 'kl_loss_coef', "
+                                         r"'kl_loss_type'\]"):
+        Arm("x", "grpo", 8, actor={"ppo_epochs": 2})
+    assert ACTOR_KEYS == ("optim.lr", "entropy_coeff", "use_kl_loss", "kl_loss_coef", "kl_loss_type")
+    # the default arms' results.json entry keeps its shape; a control's names its actor settings
+    assert "actor" not in DEFAULT_ARMS[0].as_json()
+    assert CONTROL_FAMILIES[1].arms[0].as_json()["actor"] == {"entropy_coeff": 0.001}
+
+
+def test_ppo_loss_with_both_terms_off_is_the_vanilla_policy_loss_bit_for_bit():
+    """verl's ppo_loss on the demo's packed layout gives the same loss and gradient as the other arms' direct call
+    of verl's vanilla policy loss, so the control arms differ from GRPO by their term only."""
+    from verl.trainer.ppo import core_algos
+
+    from verl_focal.demo.actor_loss import actor_config, actor_loss
+
+    logits, ids, am, adv, _ = _batch()
+    lp = _response_log_prob(logits, ids)
+    mask = am[:, P:].float()
+    cfg = OmegaConf.create({"clip_ratio": 0.2, "clip_ratio_low": 0.2, "clip_ratio_high": 0.2, "clip_ratio_c": 3.0,
+                            "global_batch_info": {}})
+    vanilla, _ = core_algos.get_policy_loss_fn("vanilla")(
+        old_log_prob=lp.detach(), log_prob=lp, advantages=adv, response_mask=mask, loss_agg_mode="token-mean",
+        config=cfg)
+    (g_vanilla,) = torch.autograd.grad(vanilla, logits)
+    lp2 = _response_log_prob(logits, ids)
+    ours, metrics = actor_loss(actor_config({}, 8, 0.2), log_prob=lp2, entropy=None, old_log_prob=lp2.detach(),
+                               ref_log_prob=None, advantages=adv, input_ids=ids, attention_mask=am, prompt_len=P)
+    (g_ours,) = torch.autograd.grad(ours, logits)
+    assert ours.item() == vanilla.item() and torch.equal(g_ours, g_vanilla)
+    assert "kl_loss" not in metrics and "actor/entropy_loss" not in metrics
+
+
+@pytest.mark.parametrize("coef", [0.1, 1.0])
+def test_entropy_bonus_and_kl_loss_are_the_recipes_terms(coef):
+    """loss = pg − c_H · mean_t H_t + c_KL · mean_t k3_t over the response tokens (token-mean), with the entropy of
+    softmax(logits) and k3 = exp(ref − logp) − (ref − logp) − 1, computed here by hand."""
+    from verl_focal.demo.actor_loss import actor_config, actor_loss, token_entropy
+
+    logits, ids, am, adv, ref = _batch(seed=1)
+    lp = _response_log_prob(logits, ids)
+    mask = am[:, P:].float()
+    actor = {"entropy_coeff": 0.3 * coef, "use_kl_loss": True, "kl_loss_coef": coef, "kl_loss_type": "low_var_kl"}
+    loss, metrics = actor_loss(actor_config(actor, 8, 0.2), log_prob=lp, entropy=token_entropy(logits[:, P - 1:-1]),
+                               old_log_prob=lp.detach(), ref_log_prob=ref, advantages=adv, input_ids=ids,
+                               attention_mask=am, prompt_len=P)
+    p = torch.softmax(logits[:, P - 1:-1].double(), -1)
+    h = -(p * p.log()).sum(-1)
+    d = ref.double() - lp.double()
+    k3 = d.exp() - d - 1
+    n = mask.sum()
+    pg = (-adv * torch.ones_like(lp)).double().mul(mask).sum() / n  # ratio 1 on the on-policy update
+    want = pg - 0.3 * coef * (h * mask).sum() / n + coef * (k3 * mask).sum() / n
+    assert loss.item() == pytest.approx(want.item(), rel=1e-5, abs=1e-6)
+    assert metrics["actor/entropy_loss"] == pytest.approx(((h * mask).sum() / n).item(), rel=1e-5)
+    assert metrics["kl_loss"] == pytest.approx(((k3 * mask).sum() / n).item(), rel=1e-5)
+    # the gradient reaches the logits through both terms
+    (g,) = torch.autograd.grad(loss, logits)
+    assert math.isfinite(g.abs().sum().item()) and g[:, P - 1:-1].abs().sum() > 0
+
+
+def test_kl_loss_without_reference_log_probs_is_refused():
+    from verl_focal.demo.actor_loss import actor_config, actor_loss
+
+    logits, ids, am, adv, _ = _batch()
+    lp = _response_log_prob(logits, ids)
+    cfg = actor_config({"use_kl_loss": True, "kl_loss_coef": 0.1}, 8, 0.2)
+    with pytest.raises(ValueError, match="use_kl_loss needs the reference policy's log-probs"):
+        actor_loss(cfg, log_prob=lp, entropy=None, old_log_prob=lp.detach(), ref_log_prob=None, advantages=adv,
+                   input_ids=ids, attention_mask=am, prompt_len=P)
