@@ -150,6 +150,7 @@ def _load_claims(path: str) -> tuple[list[dict], list[int], dict]:
 
 def _replicate(paths: list[str]) -> int:
     from verl_focal.demo.design import design_mismatch_message
+    from verl_focal.demo.frontier_report import frontier_replication_markdown
     from verl_focal.demo.report import headline_markdown, replication_markdown
 
     try:
@@ -178,6 +179,11 @@ def _replicate(paths: list[str]) -> int:
         print("\nHeadline: range of the two runs' means; Δ = paired difference (GRPO N=8 vs its seed's SFT policy, "
               "every other arm vs GRPO N=8), range of the two estimates, verdict where both runs agree:\n")
         print("\n".join(headline_markdown(r1, r2)))
+    frontier = frontier_replication_markdown(r1, r2)
+    if frontier:
+        print("\nEqual pass@1 (the controls): D = the method's Δ pass@256 − the control family's frontier at its "
+              "Δ pass@1, run 1 | run 2, and the verdict where both runs agree:\n")
+        print("\n".join(frontier))
     return 0
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from verl_focal.demo.arms import REFERENCE_ARM as REFERENCE
 from verl_focal.demo.effect import effect_markdown
+from verl_focal.demo.frontier_report import FRONTIER_PLOT, controls_markdown, frontier_plot, frontier_results
 from verl_focal.demo.stats import METRICS, replicate
 
 __all__ = ["summarise", "write_report", "claims_markdown", "replication_markdown", "headline_markdown",
@@ -259,8 +260,10 @@ def _passk_difference_panel(ax, diffs: OrderedDict[str, dict[str, Any]], colors:
 
 
 def grpo_group_sizes(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """:func:`group_size_rows` of the plain GRPO arms, by increasing N."""
-    return sorted((r for r in group_size_rows(results) if r["estimator"] == "grpo"), key=lambda r: r["n"])
+    """:func:`group_size_rows` of the plain GRPO arms (not the controls, which change the actor), by increasing N."""
+    controls = {a["name"] for a in results["config"]["arms"] if a.get("actor")}
+    return sorted((r for r in group_size_rows(results) if r["estimator"] == "grpo" and r["arm"] not in controls),
+                  key=lambda r: r["n"])
 
 
 def _ci_cell(d: dict[str, float]) -> str:
@@ -588,11 +591,17 @@ def write_report(results: dict[str, Any], out_dir: str) -> dict[str, str]:
         results["group_size_rows"] = group_size_rows(results)
     if results["config"]["mode"] == "quick":
         results["banner"] = SMOKE_BANNER
-    names = REPORT_FILES + ((GROUP_SIZE_PLOT,) if len(grpo) >= 3 else ())
+    frontier = frontier_results(results)  # the controls set: the methods at equal pass@1 (docs/demo.md)
+    if frontier:
+        results["frontier"] = frontier
+    names = REPORT_FILES + ((GROUP_SIZE_PLOT,) if len(grpo) >= 3 else ()) + ((FRONTIER_PLOT,) if frontier else ())
     paths = {name: os.path.join(out_dir, name) for name in names}
     with open(paths["results.json"], "w") as f:
         json.dump(results, f, indent=1, default=float)
     with open(paths["report.md"], "w") as f:
-        f.write(_markdown(results, summary))
+        f.write(_markdown(results, summary) + "".join(line + "\n" for line in controls_markdown(results)))
     _plots(results, summary, out_dir)
+    if frontier:
+        frontier_plot(results, paths[FRONTIER_PLOT], f" — {SMOKE_BANNER}" if results["config"]["mode"] == "quick"
+                      else "")
     return paths

@@ -1,0 +1,216 @@
+"""The controls' part of a demo report: the families' points, the equal-pass@1 verdicts and the frontier figure.
+
+A run holds a family when every arm of its grid ran (:data:`verl_focal.demo.arms.CONTROL_FAMILIES`,
+:data:`~verl_focal.demo.arms.METHOD_FAMILIES`); with GRPO N=8 and at least one control family, every method arm that
+ran is compared with every control family by :func:`verl_focal.demo.frontier.frontier_claims`.  Everything here
+reads the run's ``results`` (in memory or loaded back from results.json), so a report can be redrawn from a file.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from verl_focal.demo.arms import CONTROL_FAMILIES, METHOD_FAMILIES, REFERENCE_ARM, Family
+from verl_focal.demo.frontier import OUTSIDE, frontier_claims, replicate_frontier
+from verl_focal.demo.stats import t_interval
+
+__all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_plot", "frontier_replication_markdown"]
+
+FRONTIER_PLOT = "frontier.png"
+BASE = "base (SFT)"
+METRICS = ("pass@1", "pass@256")
+
+
+def _per_seed(results: dict[str, Any]) -> dict[str, dict[str, dict[int, float]]]:
+    """per_seed[arm][metric][seed] for pass@1 and pass@256, the seeds' SFT policies under ``base (SFT)``."""
+    out: dict[str, dict[str, dict[int, float]]] = {}
+
+    def put(name: str, seed, ev: dict) -> None:
+        pk = {int(k): float(v) for k, v in ev["pass_at_k"].items()}
+        for m, k in zip(METRICS, (1, 256)):
+            out.setdefault(name, {}).setdefault(m, {})[int(seed)] = pk[k]
+
+    for r in results["runs"]:
+        put(r["arm"], r["seed"], r["eval"])
+    for seed, ev in results["base"].get("per_seed", {}).items():
+        put(BASE, seed, ev)
+    return out
+
+
+def _complete(families: tuple[Family, ...], ran: set[str]) -> list[Family]:
+    return [f for f in families if all(a.name in ran for a in f.arms)]
+
+
+def _grid(f: Family) -> list[tuple[str, str]]:
+    """(label, arm) of the family's points in knob order; the lower-lr family ends at the SFT policy (lr = 0)."""
+    pts = [(lab, a.name) for lab, a in zip(f.labels, f.arms)]
+    return pts + ([("0 (SFT policy)", BASE)] if f.ends_at_sft else [])
+
+
+def frontier_results(results: dict[str, Any], n_boot: int = 4000) -> dict[str, Any] | None:
+    """The families' points (mean paired difference from GRPO N=8 with its 95% Student-t interval, on pass@1 and
+    pass@256) and every method arm's equal-pass@1 claims against every control family; None when the run holds
+    no complete control family (or no GRPO N=8, or fewer than two seeds)."""
+    per_seed = _per_seed(results)
+    ran = set(per_seed) - {BASE}
+    controls = _complete(CONTROL_FAMILIES, ran)
+    if REFERENCE_ARM not in per_seed or not controls or len(per_seed[REFERENCE_ARM]["pass@1"]) < 2:
+        return None
+    methods = _complete(METHOD_FAMILIES, ran)
+    seeds = sorted(per_seed[REFERENCE_ARM]["pass@1"])
+    ref = per_seed[REFERENCE_ARM]
+    points = []
+    for f in controls + methods:
+        for label, arm in _grid(f):
+            row: dict[str, Any] = {"family": f.name, "knob": f.knob, "label": label, "arm": arm, "control": f.control}
+            for m in METRICS:
+                mean, lo, hi = t_interval([per_seed[arm][m][s] - ref[m][s] for s in seeds])
+                row[m] = {"mean": mean, "ci_low": lo, "ci_high": hi}
+            points.append(row)
+    claims = frontier_claims(per_seed, REFERENCE_ARM, [a.name for f in methods for a in f.arms],
+                             {f.name: [arm for _, arm in _grid(f)] for f in controls}, n_boot=n_boot)
+    families = [{"name": f.name, "knob": f.knob, "control": f.control} for f in controls + methods]
+    return {"seeds": seeds, "families": families, "points": points, "claims": [c.as_json() for c in claims],
+            "n_boot": n_boot}
+
+
+def _s(v: float | None) -> str:
+    return "—" if v is None or not math.isfinite(v) else f"{v:+.3f}"
+
+
+def _ci(d: dict) -> str:
+    return f"{_s(d['mean'])} [{_s(d['ci_low'])}, {_s(d['ci_high'])}]"
+
+
+def _cell(c: dict) -> str:
+    if c["verdict"] == OUTSIDE:
+        lo, hi = c["grid"]
+        return f"outside the grid (pass@1 {_s(c['x'])}; grid {_s(lo)} to {_s(hi)})"
+    if c["ci_low"] is None:
+        return f"{_s(c['estimate'])} ({c['verdict']})"
+    return f"{_s(c['estimate'])} [{_s(c['ci_low'])}, {_s(c['ci_high'])}] **{c['verdict']}**"
+
+
+def _advantage_scale(results: dict[str, Any]) -> list[str]:
+    vals: dict[str, list[float]] = {}
+    for r in results["runs"]:
+        v = [h["adv_abs_mean"] for h in r["history"] if "adv_abs_mean" in h]
+        if v:
+            vals.setdefault(r["arm"], []).append(float(np.mean(v)))
+    if not vals:
+        return []
+    return ["", "Mean |Â| per update (`adv_abs_mean`: the token-mean |Â| over the response tokens, mean over the "
+            "updates and seeds): " + ", ".join(f"{a} {np.mean(v):.3f}" for a, v in vals.items()) + "."]
+
+
+def controls_markdown(results: dict[str, Any]) -> list[str]:
+    """report.md lines: the mean |Â| per update of every arm and, when the run holds the controls
+    (``results["frontier"]``, from :func:`frontier_results`), the families' points and the verdict table."""
+    out = _advantage_scale(results)
+    fr = results.get("frontier")
+    if not fr:
+        return out
+    n = len(fr["seeds"])
+    out += ["", f"## Equal pass@1: the methods against the controls' frontiers ({n} seeds)", "",
+            "Points: mean paired difference from GRPO N=8 [95% Student-t interval], every family's zero point being "
+            "GRPO N=8 itself; the lower-lr family ends at the SFT policy (lr = 0).", "",
+            "| family | knob | arm | Δ pass@1 | Δ pass@256 |", "|---|---|---|---|---|"]
+    for p in fr["points"]:
+        kind = "control" if p["control"] else "method"
+        out.append(f"| {p['family']} ({kind}) | {p['knob']} = {p['label']} | {p['arm']} | {_ci(p['pass@1'])} | "
+                   f"{_ci(p['pass@256'])} |")
+    controls = [f["name"] for f in fr["families"] if f["control"]]
+    by = {(c["method"], c["family"]): c for c in fr["claims"]}
+    methods = list(dict.fromkeys(c["method"] for c in fr["claims"]))
+    if methods:
+        out += ["", "D = the method's Δ pass@256 − the control family's frontier at the method's Δ pass@1 (linear "
+                "between the family's points, never extrapolated); 95% interval from a paired bootstrap over seeds "
+                f"({fr['n_boot']} resamples) of the whole procedure (docs/demo.md, \"The criterion\"):", "",
+                "| method | Δ pass@1 | Δ pass@256 | " + " | ".join(f"vs {f}" for f in controls) + " |",
+                "|---|---|---|" + "---|" * len(controls)]
+        for m in methods:
+            first = next(c for c in fr["claims"] if c["method"] == m)
+            cells = [_cell(by[(m, f)]) if (m, f) in by else "—" for f in controls]
+            out.append(f"| {m} | {_s(first['x'])} | {_s(first['y'])} | " + " | ".join(cells) + " |")
+    out += ["", f"![frontier]({FRONTIER_PLOT})"]
+    return out
+
+
+_CONTROL_STYLE = {"lower lr": "#4d4d4d", "entropy bonus": "#8c6d31", "KL to SFT": "#6b8e23"}
+_METHOD_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:green", "tab:blue", "tab:cyan", "tab:pink")
+
+
+def frontier_plot(results: dict[str, Any], path: str, tag: str = "") -> None:
+    """pass@1 against pass@256, as paired differences from GRPO N=8 with 95% intervals on both axes: one curve per
+    family from GRPO N=8 at (0, 0) through its grid in knob order, controls dashed, methods solid."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fr = results["frontier"]
+    fig, ax = plt.subplots(figsize=(9, 6.5))
+    ax.axhline(0, color="k", lw=0.6, alpha=0.5)
+    ax.axvline(0, color="k", lw=0.6, alpha=0.5)
+    k = 0
+    for fam in fr["families"]:
+        pts = [p for p in fr["points"] if p["family"] == fam["name"]]
+        xs = [0.0] + [p["pass@1"]["mean"] for p in pts]
+        ys = [0.0] + [p["pass@256"]["mean"] for p in pts]
+        if fam["control"]:
+            colour, ls, marker, lw = _CONTROL_STYLE.get(fam["name"], "grey"), "--", "s", 1.6
+        else:
+            colour, ls, marker, lw = _METHOD_COLOURS[k % len(_METHOD_COLOURS)], "-", "o", 2.0
+            k += 1
+        ax.plot(xs, ys, ls=ls, color=colour, lw=lw, marker=marker, ms=5,
+                label=f"{'control' if fam['control'] else 'method'}: {fam['name']} ({fam['knob']})")
+        for p in pts:
+            x, y = p["pass@1"], p["pass@256"]
+            if math.isfinite(x["ci_low"]):
+                ax.errorbar([x["mean"]], [y["mean"]], xerr=[[x["mean"] - x["ci_low"]], [x["ci_high"] - x["mean"]]],
+                            yerr=[[y["mean"] - y["ci_low"]], [y["ci_high"] - y["mean"]]], color=colour, lw=0.8,
+                            alpha=0.45, capsize=0)
+            ax.annotate(p["label"].replace(" (SFT policy)", ""), (x["mean"], y["mean"]), textcoords="offset points",
+                        xytext=(4, 3), fontsize=6.5, color=colour)
+    ax.plot([0], [0], marker="*", ms=16, color="k", ls="none", zorder=10, label="GRPO N=8 (reference)")
+    sft = [p for p in fr["points"] if p["arm"] == BASE]
+    if sft:
+        ax.plot([sft[0]["pass@1"]["mean"]], [sft[0]["pass@256"]["mean"]], marker="X", ms=11, color="k", ls="none",
+                zorder=10, label="SFT policy (= GRPO at lr 0)")
+    ax.set_xlabel("Δ pass@1 vs GRPO N=8 (paired by seed)")
+    ax.set_ylabel("Δ pass@256 vs GRPO N=8 (paired by seed)")
+    seeds = fr["seeds"]
+    ax.set_title(f"Coverage at equal pass@1: each family's curve from GRPO N=8 (star) along its knob; "
+                 f"95% intervals, {len(seeds)} seeds ({seeds[0]}–{seeds[-1]}){tag}", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def frontier_replication_markdown(res_1: dict[str, Any], res_2: dict[str, Any]) -> list[str]:
+    """The equal-pass@1 verdicts of two runs side by side (method × control family): ``holds`` when both runs give
+    the same verdict, ``not established`` otherwise; empty when either run holds no controls."""
+    f1, f2 = res_1.get("frontier"), res_2.get("frontier")
+    if not f1 or not f2:
+        return []
+    rows = replicate_frontier(f1["claims"], f2["claims"])
+    controls = [f["name"] for f in f1["families"] if f["control"]]
+    by = {(r["method"], r["family"]): r for r in rows}
+    out = ["| method | " + " | ".join(f"vs {f}" for f in controls) + " |", "|---|" + "---|" * len(controls)]
+    for m in dict.fromkeys(r["method"] for r in rows):
+        cells = []
+        for f in controls:
+            r = by.get((m, f))
+            if r is None:
+                cells.append("—")
+                continue
+            est = f"{_s(r['estimate_1'])} \\| {_s(r['estimate_2'])}"
+            v = r["verdict_1"] if r["status"] == "holds" else f"{r['verdict_1']} \\| {r['verdict_2']}: not established"
+            cells.append(f"{est}, **{v}**" if r["status"] == "holds" else f"{est}, {v}")
+        out.append(f"| {m} | " + " | ".join(cells) + " |")
+    return out
