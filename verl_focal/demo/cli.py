@@ -3,6 +3,7 @@
     verl-focal demo                          # default run: 5 arms x the default seeds, <= 10 min on 2 CPU cores
     verl-focal demo --seeds 1000-1019        # the same design on other seeds (replication)
     verl-focal demo --arms n-sweep           # GRPO at N = 2..32 and F-GRPO N=8: the group-size curve
+    verl-focal demo --arms controls          # the papers' controls and each method's knob, at equal pass@1
     verl-focal demo --seeds 0-99 --budget 1800   # buy power: as many seeds as 30 min allow
     verl-focal demo --quick                  # smoke run (CI): checks the pipeline and that every estimator acts
     verl-focal demo --device cuda            # the scaled-up configuration on a GPU
@@ -94,8 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--arms", nargs="+", default=None, metavar="ARM",
                         help="arms by name, or a set: 'default', 'family' (GRPO N=8, F-GRPO γ=1, Pass@k, "
-                             "Unlikely sum and mean), 'n-sweep' (GRPO N=2,4,8,16,32 and F-GRPO γ=1 N=8) or "
-                             "'all' (every arm)")
+                             "Unlikely sum and mean), 'n-sweep' (GRPO N=2,4,8,16,32 and F-GRPO γ=1 N=8), "
+                             "'controls' (GRPO at lower lr, with an entropy bonus, with a KL loss, and each method "
+                             "over its own knob: compared at equal pass@1) or 'all' (every arm)")
     parser.add_argument(
         "--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)"
     )
