@@ -8,6 +8,7 @@ reads the run's ``results`` (in memory or loaded back from results.json), so a r
 
 from __future__ import annotations
 
+import io
 import math
 from typing import Any
 
@@ -143,53 +144,96 @@ _CONTROL_STYLE = {"lower lr": "#4d4d4d", "entropy bonus": "#8c6d31", "KL to SFT"
 _METHOD_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:green", "tab:blue", "tab:cyan", "tab:pink")
 
 
-def frontier_plot(results: dict[str, Any], path: str, tag: str = "") -> None:
+def _box(xs: list[float], ys: list[float], pad: float = 0.08) -> tuple[tuple[float, float], tuple[float, float]]:
+    def span(v):
+        lo, hi = min(v), max(v)
+        d = max(hi - lo, 1e-3) * pad
+        return lo - d, hi + d
+
+    return span(xs), span(ys)
+
+
+def frontier_plot(results: dict[str, Any], path: str, tag: str = "", zoom_x: float = -0.05) -> None:
     """pass@1 against pass@256, as paired differences from GRPO N=8 with 95% intervals on both axes: one curve per
-    family from GRPO N=8 at (0, 0) through its grid in knob order, controls dashed, methods solid."""
+    family from GRPO N=8 at (0, 0) through its grid in knob order, controls dashed, methods solid.
+
+    Left: every point the methods reach, GRPO N=8 and the SFT policy; a control point far outside that box (a
+    collapsed run) is left off the axes and named in a note.  Right: the close-up of Δ pass@1 ≥ ``zoom_x``, where
+    the methods' published settings sit."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fr = results["frontier"]
-    fig, ax = plt.subplots(figsize=(9, 6.5))
-    ax.axhline(0, color="k", lw=0.6, alpha=0.5)
-    ax.axvline(0, color="k", lw=0.6, alpha=0.5)
-    k = 0
-    for fam in fr["families"]:
-        pts = [p for p in fr["points"] if p["family"] == fam["name"]]
-        xs = [0.0] + [p["pass@1"]["mean"] for p in pts]
-        ys = [0.0] + [p["pass@256"]["mean"] for p in pts]
-        if fam["control"]:
-            colour, ls, marker, lw = _CONTROL_STYLE.get(fam["name"], "grey"), "--", "s", 1.6
-        else:
-            colour, ls, marker, lw = _METHOD_COLOURS[k % len(_METHOD_COLOURS)], "-", "o", 2.0
-            k += 1
-        ax.plot(xs, ys, ls=ls, color=colour, lw=lw, marker=marker, ms=5,
-                label=f"{'control' if fam['control'] else 'method'}: {fam['name']} ({fam['knob']})")
-        for p in pts:
-            x, y = p["pass@1"], p["pass@256"]
-            if math.isfinite(x["ci_low"]):
-                ax.errorbar([x["mean"]], [y["mean"]], xerr=[[x["mean"] - x["ci_low"]], [x["ci_high"] - x["mean"]]],
-                            yerr=[[y["mean"] - y["ci_low"]], [y["ci_high"] - y["mean"]]], color=colour, lw=0.8,
-                            alpha=0.45, capsize=0)
-            ax.annotate(p["label"].replace(" (SFT policy)", ""), (x["mean"], y["mean"]), textcoords="offset points",
-                        xytext=(4, 3), fontsize=6.5, color=colour)
-    ax.plot([0], [0], marker="*", ms=16, color="k", ls="none", zorder=10, label="GRPO N=8 (reference)")
-    sft = [p for p in fr["points"] if p["arm"] == BASE]
-    if sft:
-        ax.plot([sft[0]["pass@1"]["mean"]], [sft[0]["pass@256"]["mean"]], marker="X", ms=11, color="k", ls="none",
-                zorder=10, label="SFT policy (= GRPO at lr 0)")
-    ax.set_xlabel("Δ pass@1 vs GRPO N=8 (paired by seed)")
-    ax.set_ylabel("Δ pass@256 vs GRPO N=8 (paired by seed)")
+    pts_of = {f["name"]: [p for p in fr["points"] if p["family"] == f["name"]] for f in fr["families"]}
+    methods = [p for f in fr["families"] if not f["control"] for p in pts_of[f["name"]]]
+    anchor = methods + [p for p in fr["points"] if p["arm"] == BASE]
+    ax_x = [0.0] + [p["pass@1"]["mean"] for p in anchor]
+    (xlo, xhi), _ = _box(ax_x, [0.0])
+    inside = [p for p in fr["points"] if xlo <= p["pass@1"]["mean"] <= xhi]
+    _, (ylo, yhi) = _box([0.0], [0.0] + [p["pass@256"]["mean"] for p in inside])
+    off = [p for p in fr["points"] if not (xlo <= p["pass@1"]["mean"] <= xhi and ylo <= p["pass@256"]["mean"] <= yhi)]
+    near = [p for p in fr["points"] if p["pass@1"]["mean"] >= zoom_x]
+    (zxlo, zxhi), (zylo, zyhi) = _box([zoom_x, 0.0] + [p["pass@1"]["mean"] for p in near],
+                                      [0.0] + [p["pass@256"]["mean"] for p in near], pad=0.06)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 6), gridspec_kw={"width_ratios": [1.15, 1]})
+    for ax, (bx, by), labels in ((axes[0], ((xlo, xhi), (ylo, yhi)), False),
+                                 (axes[1], ((zxlo, zxhi), (zylo, zyhi)), True)):
+        ax.axhline(0, color="k", lw=0.6, alpha=0.5)
+        ax.axvline(0, color="k", lw=0.6, alpha=0.5)
+        k = 0
+        for fam in fr["families"]:
+            pts = pts_of[fam["name"]]
+            xs = [0.0] + [p["pass@1"]["mean"] for p in pts]
+            ys = [0.0] + [p["pass@256"]["mean"] for p in pts]
+            if fam["control"]:
+                colour, ls, marker, lw = _CONTROL_STYLE.get(fam["name"], "grey"), "--", "s", 1.8
+            else:
+                colour, ls, marker, lw = _METHOD_COLOURS[k % len(_METHOD_COLOURS)], "-", "o", 1.8
+                k += 1
+            ax.plot(xs, ys, ls=ls, color=colour, lw=lw, marker=marker, ms=5,
+                    label=f"{'control' if fam['control'] else 'method'}: {fam['name']} ({fam['knob']})")
+            for p in pts:
+                x, y = p["pass@1"], p["pass@256"]
+                if math.isfinite(x["ci_low"]) and p["arm"] != BASE:
+                    ax.errorbar([x["mean"]], [y["mean"]],
+                                xerr=[[x["mean"] - x["ci_low"]], [x["ci_high"] - x["mean"]]],
+                                yerr=[[y["mean"] - y["ci_low"]], [y["ci_high"] - y["mean"]]], color=colour, lw=0.7,
+                                alpha=0.35, capsize=0)
+                inside_box = bx[0] <= x["mean"] <= bx[1] and by[0] <= y["mean"] <= by[1]
+                if (labels or fam["control"]) and inside_box and p["arm"] != BASE:
+                    ax.annotate(p["label"], (x["mean"], y["mean"]), textcoords="offset points", xytext=(4, 3),
+                                fontsize=6.5, color=colour)
+        ax.plot([0], [0], marker="*", ms=15, color="k", ls="none", zorder=10, label="GRPO N=8 (reference)")
+        sft = [p for p in fr["points"] if p["arm"] == BASE]
+        if sft:
+            ax.plot([sft[0]["pass@1"]["mean"]], [sft[0]["pass@256"]["mean"]], marker="X", ms=10, color="k",
+                    ls="none", zorder=10, label="SFT policy (= GRPO at lr 0)")
+        ax.set_xlim(*bx)
+        ax.set_ylim(*by)
+        ax.set_xlabel("Δ pass@1 vs GRPO N=8 (paired by seed)")
+        ax.set_ylabel("Δ pass@256 vs GRPO N=8 (paired by seed)")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, loc="lower left")
     seeds = fr["seeds"]
-    ax.set_title(f"Coverage at equal pass@1: each family's curve from GRPO N=8 (star) along its knob; "
-                 f"95% intervals, {len(seeds)} seeds ({seeds[0]}–{seeds[-1]}){tag}", fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    axes[0].set_title(f"All points ({len(seeds)} seeds, {seeds[0]}–{seeds[-1]}; 95% intervals){tag}", fontsize=9)
+    axes[1].set_title(f"Close-up: Δ pass@1 ≥ {zoom_x:+.2f}, labelled by knob value{tag}", fontsize=9)
+    if off:
+        note = "; ".join(f"{p['family']} {p['label']} at ({p['pass@1']['mean']:+.2f}, {p['pass@256']['mean']:+.2f})"
+                         for p in off)
+        axes[0].text(0.99, 0.01, f"off the axes: {note}", transform=axes[0].transAxes, ha="right", va="bottom",
+                     fontsize=7, color="0.3")
+    fig.suptitle("Coverage at equal pass@1: each family's curve runs from GRPO N=8 (star) along its knob; "
+                 "higher at the same Δ pass@1 = more coverage for the same cost", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
     plt.close(fig)
+    from PIL import Image
+
+    # a 128-colour palette: the same picture at about a third of the bytes (the README shows this figure)
+    Image.open(buf).convert("RGB").quantize(colors=128).save(path, optimize=True)
 
 
 def frontier_replication_markdown(res_1: dict[str, Any], res_2: dict[str, Any]) -> list[str]:
