@@ -253,7 +253,9 @@ def frontier_replication_markdown(res_1: dict[str, Any], res_2: dict[str, Any]) 
             if r is None:
                 cells.append("—")
                 continue
-            est = f"{_s(r['estimate_1'])} \\| {_s(r['estimate_2'])}"
+            # no estimate where a run put the method outside the grid (its D would rest on extrapolation)
+            e1, e2 = (None if r[f"verdict_{i}"] == OUTSIDE else r[f"estimate_{i}"] for i in (1, 2))
+            est = f"{_s(e1)} \\| {_s(e2)}"
             v = r["verdict_1"] if r["status"] == "holds" else f"{r['verdict_1']} \\| {r['verdict_2']}: not established"
             cells.append(f"{est}, **{v}**" if r["status"] == "holds" else f"{est}, {v}")
         out.append(f"| {m} | " + " | ".join(cells) + " |")
