@@ -143,3 +143,56 @@ def test_kl_loss_without_reference_log_probs_is_refused():
     with pytest.raises(ValueError, match="use_kl_loss needs the reference policy's log-probs"):
         actor_loss(cfg, log_prob=lp, entropy=None, old_log_prob=lp.detach(), ref_log_prob=None, advantages=adv,
                    input_ids=ids, attention_mask=am, prompt_len=P)
+
+
+def _tiny():
+    from verl_focal.demo.model import ModelSpec, build_model, build_tokenizer
+
+    tok = build_tokenizer()
+    return tok, build_model(tok, ModelSpec(hidden=32, layers=1, heads=2, intermediate=64), seed=3)
+
+
+def test_kl_arm_anchors_to_the_policy_rl_starts_from(monkeypatch):
+    """In the RL loop the KL's reference log-probs are the starting policy's on the sampled responses at every step
+    (computed here by teacher forcing on a copy taken before training), not the updated policy's; the entropy
+    bonus moves the policy, so the KL is 0 at the first step and positive after it."""
+    import copy
+
+    import verl_focal.demo.rl as rl
+    from verl_focal.demo.model import PROMPT_LEN
+    from verl_focal.demo.task import split_problems
+
+    tok, model = _tiny()
+    start = copy.deepcopy(model).eval()
+    seen = []
+    real = rl.actor_loss
+
+    def spy(cfg, **kw):
+        seen.append((kw["input_ids"].clone(), kw["attention_mask"].clone(), kw["ref_log_prob"].clone()))
+        return real(cfg, **kw)
+
+    monkeypatch.setattr(rl, "actor_loss", spy)
+    arm = Arm("c", "grpo", 8, actor={"entropy_coeff": 0.5, "use_kl_loss": True, "kl_loss_coef": 1.0})
+    hist = rl.train_rl(model, tok, split_problems(0)[0], arm, rl.RLConfig(steps=3, prompts_per_step=2), seed=0)
+    assert len(seen) == 3
+    for ids, am, ref in seen:
+        with torch.no_grad():
+            want = _response_log_prob(start(input_ids=ids, attention_mask=am).logits, ids)
+        mask = am[:, PROMPT_LEN:].bool()
+        torch.testing.assert_close(ref[mask], want[mask], rtol=1e-5, atol=1e-5)
+    assert hist[0]["kl_loss"] == 0.0 and hist[1]["kl_loss"] > 0 and hist[2]["kl_loss"] > 0
+    # verl's entropy term is the mean token entropy the demo logs for every arm
+    assert all(h["actor/entropy_loss"] == pytest.approx(h["entropy"], rel=1e-5) for h in hist)
+
+
+@pytest.mark.parametrize("lr, moves", [(0.0, False), (1e-3, True)])
+def test_a_control_arm_trains_at_its_own_lr(lr, moves):
+    import verl_focal.demo.rl as rl
+    from verl_focal.demo.task import split_problems
+
+    tok, model = _tiny()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    arm = Arm("c", "grpo", 8, actor={"optim.lr": lr, "entropy_coeff": 0.5})  # the bonus gives a gradient
+    rl.train_rl(model, tok, split_problems(0)[0], arm, rl.RLConfig(steps=2, prompts_per_step=2, lr=5e-4), seed=0)
+    same = all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert same is not moves
