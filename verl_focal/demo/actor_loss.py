@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 from tensordict import TensorDict
-from verl.utils import tensordict_utils as tu
+from verl.utils.tensordict_utils import assign_non_tensor
 from verl.utils.torch_functional import entropy_from_logits
 from verl.workers.config import FSDPActorConfig
 from verl.workers.utils.losses import ppo_loss
@@ -82,8 +82,8 @@ def actor_loss(config: FSDPActorConfig, *, log_prob: torch.Tensor, entropy: torc
         tensors["ref_log_prob"] = ref_log_prob
     data = TensorDict(tensors, batch_size=[input_ids.shape[0]])
     # what verl's engine sets before the loss: one data-parallel rank, the batch's token count and size
-    tu.assign_non_tensor(data, dp_size=1, batch_num_tokens=int(response_mask.sum().item()),
-                         global_batch_size=int(input_ids.shape[0]))
+    assign_non_tensor(data, dp_size=1, batch_num_tokens=int(response_mask.sum().item()),
+                      global_batch_size=int(input_ids.shape[0]))
     output = {"log_probs": _packed(log_prob, attention_mask, prompt_len)}
     if config.entropy_coeff != 0:
         if entropy is None:

@@ -120,6 +120,10 @@ CONTRACT: tuple[Touch, ...] = (
     Touch("verl.workers.rollout.hf_rollout:HFRollout", "call", "demo", "the demo's rollout"),
     Touch(f"{_CA}:get_policy_loss_fn", "call", "demo", "the demo's policy loss"),
     Touch(f"{_CA}:agg_loss", "call", "demo", "the demo's entropy metric"),
+    Touch("verl.workers.utils.losses:ppo_loss", "call", "demo", "the control arms' actor loss"),
+    Touch("verl.workers.config:FSDPActorConfig", "call", "demo", "the control arms' actor config"),
+    Touch("verl.utils.tensordict_utils:assign_non_tensor", "call", "demo", "the batch info ppo_loss reads"),
+    Touch("verl.utils.torch_functional:entropy_from_logits", "call", "demo", "the entropy bonus's per-token entropy"),
 )
 
 _DISABLED: dict[str, str] = {}  # feature -> why (this process)
