@@ -1,7 +1,8 @@
 """Start a step's slow group-level work before a pass verl runs anyway; join it at the advantage step.
 
-An estimator with a ``prefetch`` (the cue estimators: the judge's requests, the strategy-cue
-partition, the texts they read) can start as soon as the rows and their rewards exist.  A trainer
+The step's per-row fields (the v1 trainer's TransferQueue read) and an estimator's ``prefetch`` (the cue
+estimators: the judge's requests, the strategy-cue partition, the texts they read) can start as soon as the
+rows and their rewards exist.  A trainer
 hook starts :class:`BackgroundPrefetch` before verl's old-log-prob pass (the reference and critic
 passes follow it) and joins it at the advantage step, for the same rows.  This is the package's one
 background thread outside the judge client.  A failure, or other rows at the join, means the
@@ -28,7 +29,8 @@ class BackgroundPrefetch:
     """``build()`` then ``step.prefetch`` on the context it returns, in a daemon thread.
 
     Args:
-        step: the step's :class:`~verl_focal.estimators.step.AdvantageStep` (its estimator has a prefetch).
+        step: the step's :class:`~verl_focal.estimators.step.AdvantageStep` (``step.prefetch`` does nothing for
+            an estimator without one: then only the context is built in the background).
         rows: identifies the batch's rows (e.g. their uids in order); the context is handed over only
             for the same rows.
         build: builds the :class:`~verl_focal.estimators.context.AdvantageContext` (runs in the thread).

@@ -5,8 +5,9 @@
 * ``__init__``: the start-up checks, then verl's constructor with the *base* mode in
   ``config.trainer.v1.trainer_mode`` (verl branches on ``trainer_mode == "sync"``: a ``focal_sync``
   run behaves exactly like ``sync``);
-* ``_compute_old_log_prob``: for an estimator with a ``prefetch`` (the cue estimators), starts it in the
-  background (:class:`~verl_focal.estimators.prefetch.BackgroundPrefetch`) before verl's pass;
+* ``_compute_old_log_prob``: starts the step's TransferQueue read, and a cue estimator's ``prefetch`` (the
+  judge's requests, the strategy-cue partition), in the background
+  (:class:`~verl_focal.estimators.prefetch.BackgroundPrefetch`) before verl's pass;
 * ``_compute_advantage``: the step's context -- the prefetched one, or read now: the reward extras
   (``acc``, ``cue_sig``), the problems and, for the rows an estimator reads, the decoded responses,
   in one TransferQueue read (:func:`tq_rows`; verl's DataProto at that point holds none of them) --
@@ -97,7 +98,7 @@ class FocalHookMixin:
     def _compute_old_log_prob(self, batch, metrics: dict):
         self._focal_prefetch = None  # a batch that never reached the advantage step: its prefetch is dropped
         spec = get_spec(self.config.algorithm.adv_estimator)
-        if spec is not None and spec.prefetch is not None:
+        if spec is not None:  # the TransferQueue read (and a cue estimator's partition) behind verl's passes
             step = AdvantageStep(spec, self.config.algorithm)
             self._focal_prefetch = BackgroundPrefetch(step, tuple(batch.keys), lambda: self._focal_context(batch, step))
         return super()._compute_old_log_prob(batch, metrics)
