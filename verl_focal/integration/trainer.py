@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from typing import Any
 
 import transfer_queue as tq  # imports no verl: importing this module leaves verl's v1 trainer alone
@@ -92,8 +93,12 @@ class FocalHookMixin:
         super().__init__(config, *args, **kwargs)
 
     def _focal_context(self, batch, step: AdvantageStep):
+        t0 = time.perf_counter()
         rows = tq_rows(batch, step.needs, step.settings.focal.acc_key, self.tokenizer)
-        return context_from_rows(rows, step.needs, step.settings.focal.acc_key)
+        fetch_s = time.perf_counter() - t0
+        ctx = context_from_rows(rows, step.needs, step.settings.focal.acc_key)
+        ctx.metrics["verl_focal/fetch_s"] = fetch_s  # the small columns; text_metrics adds the response ids'
+        return ctx
 
     def _compute_old_log_prob(self, batch, metrics: dict):
         self._focal_prefetch = None  # a batch that never reached the advantage step: its prefetch is dropped
