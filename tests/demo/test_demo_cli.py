@@ -97,8 +97,12 @@ def test_replicate_refuses_two_designs_naming_the_settings(tmp_path, capsys):
 
 
 #: `verl-focal demo --quick` with a smaller SFT and one RL step, so that a seed takes a second or two
+#: SIGINT gets Python's own handler back: a job started in the background by a non-interactive shell (CI's
+#: runner, ``nohup ... &``) inherits SIGINT ignored, and the child would then never see the Ctrl-C it is sent
 DRIVER = """
+import signal
 import sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import verl_focal.demo.experiment as experiment
 quick = experiment.preset
 experiment.preset = lambda mode: experiment.dataclasses.replace(quick(mode), sft_steps=20, rl_steps=1)

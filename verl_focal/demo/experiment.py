@@ -393,8 +393,9 @@ def _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log) -> tuple
 def _run_pool(jobs_list, n_jobs, cfg, over_budget, done) -> list[int]:
     """The seeds on ``n_jobs`` spawned worker processes, one queued per worker; returns the seeds not started.
 
-    The workers ignore SIGINT (they inherit SIG_IGN when spawned), so a Ctrl-C reaches only this process, which
-    stops them and lets the KeyboardInterrupt go up: no worker prints a traceback."""
+    The workers never see SIGINT (they are spawned with it blocked and inherit the mask), so a Ctrl-C reaches only
+    this process, which stops them and lets the KeyboardInterrupt go up: no worker prints a traceback.  Blocked,
+    not ignored: a Ctrl-C that arrives while a worker is being spawned stays pending and is raised right after."""
     import concurrent.futures as cf
     import multiprocessing as mp
     import signal
@@ -402,12 +403,12 @@ def _run_pool(jobs_list, n_jobs, cfg, over_budget, done) -> list[int]:
     pool = cf.ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("spawn"), initializer=_init_worker,
                                   initargs=(cfg.threads,))
 
-    def submit(job):  # a worker process is spawned on submit: it starts with SIGINT ignored
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    def submit(job):  # a worker process is spawned on submit: it starts with SIGINT blocked
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             return pool.submit(_run_seed, job)
         finally:
-            signal.signal(signal.SIGINT, old)
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     stopped: list[int] = []
     try:
