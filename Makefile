@@ -13,6 +13,12 @@ TORCH_SPEC ?= torch==2.13.0
 STAMP      := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 ARGS       ?=
+# pytest workers (pytest-xdist): much of the suite is one-core process start-up (verl's import, Ray, the e2e
+# trainers), so a second worker uses the second core (measured wall times: docs/e2e.md, "Cost").  `make test`
+# keeps each file on one worker (--dist loadfile: a module's set-up, e.g. the host-safety renames, runs once);
+# `make test-vllm` spreads its four runs over the two.  JOBS=1: one process, as plain pytest.
+JOBS       ?= 2
+XDIST       = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist $(1))
 
 .PHONY: install demo test test-fast lint bench install-vllm test-vllm
 
@@ -32,10 +38,10 @@ demo: $(STAMP)
 # The vllm-marked runs need .venv-vllm: `make test` deselects them (pytest reports them as deselected),
 # `make test-vllm` runs only them.
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -m "not vllm" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not vllm" $(call XDIST,loadfile) $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
-	$(VENV)/bin/python -m pytest -m "not e2e and not slow and not vllm" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not e2e and not slow and not vllm" $(call XDIST,loadfile) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check verl_focal tests bench conftest.py
@@ -64,4 +70,4 @@ $(VLLM_STAMP): pyproject.toml tests/e2e/vllm_dist_shim.py
 	touch $@
 
 test-vllm: $(VLLM_STAMP)
-	$(VLLM_VENV)/bin/python -m pytest -m vllm tests/e2e $(PYTEST_ARGS)
+	$(VLLM_VENV)/bin/python -m pytest -m vllm tests/e2e $(call XDIST,load) $(PYTEST_ARGS)
