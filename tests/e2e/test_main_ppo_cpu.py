@@ -10,10 +10,8 @@ dataset and reward.
 What is asserted, from verl's own file logger (one JSON line per step) and the rollout
 server's weight-update records:
 - the run exits 0 after exactly the requested steps;
-- our diagnostics are present and in range, and ``acc`` reached the estimator from
-  TransferQueue (``focal/acc_from_extra_frac == 1``);
-- DAPO's ``filter_groups`` (metric ``acc``) left only mixed groups
-  (``focal/frac_active == 1``);
+- our diagnostics are present and in range, and the reward's ``cue_sig`` reached the
+  estimator from TransferQueue;
 - the actor's parameters changed and the rollout served the updated weights: the
   server received new weights after every step (L2 distance from the initial weights
   grows above 0), and verl's ``training/rollout_probs_diff_max`` (rollout log-probs vs
@@ -21,9 +19,11 @@ server's weight-update records:
 - through the stock entry point, ``+algorithm.focal.gamma`` reaches ``f_grpo``: with
   γ = 50 every focal weight is (1 − p̂)^50 ≤ 0.75^50, so all advantages collapse.
 
-Each run takes about 3-4 minutes on a busy 2-core box (mostly process start-up: every
-Ray actor imports verl).  All are marked ``e2e`` (deselect with ``-m "not e2e"``); the
-stock-entry-point run is also marked ``slow``.
+Each run takes about a minute on 2 idle cores (mostly process start-up: every Ray actor
+imports verl).  All are marked ``e2e`` (deselect with ``-m "not e2e"``); the stock-entry-point
+run is also marked ``slow``.  ``f_grpo`` with DAPO's ``filter_groups`` and CISPO runs through
+verl's vLLM rollout instead (test_vllm_cpu.py, ``make test-vllm``): the same checks, with the
+real engine.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from e2e_checks import FOCAL_DAPO_CISPO, assert_cue, assert_focal_dapo, run_and_read  # noqa: E402
+from e2e_checks import assert_cue, run_and_read  # noqa: E402
 from launch import base_overrides  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
@@ -82,14 +82,6 @@ def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True) 
             assert m["actor/grad_norm"] > 0
 
 
-def test_focal_dapo_cispo_main_ppo(tmp_path, assets):
-    """``python -m verl_focal.main_ppo``: f_grpo + DAPO filter_groups (acc) + CISPO loss."""
-    run = _run(tmp_path, assets, "verl_focal.main_ppo", FOCAL_DAPO_CISPO)
-    _assert_trained(run)
-    assert "'loss_mode': 'cispo'" in run["log"]
-    assert_focal_dapo([s["data"] for s in run["steps"]], n=ROLLOUT_N, batch=BATCH)
-
-
 def test_cue_grpo_main_ppo(tmp_path, assets):
     """``python -m verl_focal.main_ppo algorithm.adv_estimator=cue_grpo``, cue signatures from the reward.
 
@@ -116,7 +108,7 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
     assert_cue([s["data"] for s in run["steps"]], "signatures")
 
 
-@pytest.mark.slow  # a third trainer start; the two verl_focal runs above are the CI minimum
+@pytest.mark.slow  # a second trainer start; the verl_focal run above is the minimum
 def test_stock_main_ppo_reaches_f_grpo(tmp_path, assets):
     """verl's own ``python -m verl.trainer.main_ppo`` + ``+algorithm.focal.gamma``: f_grpo
     is found through the ``verl.plugins`` entry point and reads γ from ``config``.
