@@ -49,6 +49,7 @@ CONFIGS: list[tuple[str, list[str]]] = [
     ("one_step_off", [F_GRPO]),
     ("ppo", [GRPO]),
     ("one_step_off", [GRPO]),
+    ("fully_async", [GRPO]),
     ("demo", []),
 ]
 

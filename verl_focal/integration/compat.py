@@ -56,7 +56,8 @@ FEATURES: dict[str, str] = {
     "legacy": "the legacy trainer (trainer.use_v1=false) through python -m verl_focal.main_ppo",
     "separated": "the hook of verl's one-step-off and fully-async trainers",
     "entry": "python -m verl_focal.main_ppo and verl-focal check",
-    "separated_entry": "python -m verl_focal.main_ppo --trainer one_step_off|fully_async",
+    "one_step_off_entry": "python -m verl_focal.main_ppo --trainer one_step_off",
+    "fully_async_entry": "python -m verl_focal.main_ppo --trainer fully_async",
     "demo": "verl-focal demo",
 }
 
@@ -110,11 +111,11 @@ CONTRACT: tuple[Touch, ...] = (
     Touch(f"{_CA}:kl_penalty_forward", "read", "entry", "the names of the KL estimators, from its source"),
     Touch("verl.utils.import_utils:PKG_PATH_PREFIX", "read", "entry", "the reward function, resolved as verl does"),
     Touch("verl.utils.import_utils:FILE_PATH_PREFIX", "read", "entry", "the reward function, resolved as verl does"),
-    Touch("verl.experimental.one_step_off_policy.main_ppo:OneStepTaskRunner", "call", "separated_entry",
+    Touch("verl.experimental.one_step_off_policy.main_ppo:OneStepTaskRunner", "call", "one_step_off_entry",
           "--trainer one_step_off"),
     Touch("verl.experimental.fully_async_policy.fully_async_main:FullyAsyncTaskRunner", "call",
-          "separated_entry", "--trainer fully_async"),
-    Touch("verl.experimental.reward_loop:migrate_legacy_reward_impl", "call", "separated_entry",
+          "fully_async_entry", "--trainer fully_async"),
+    Touch("verl.experimental.reward_loop:migrate_legacy_reward_impl", "call", "fully_async_entry",
           "fully-async's entry point does it"),
     Touch("verl:DataProto", "call", "demo", "the demo's batches"),
     Touch("verl.workers.rollout.hf_rollout:HFRollout", "call", "demo", "the demo's rollout"),
@@ -197,7 +198,7 @@ def available(feature: str) -> bool:
 def features_for(trainer: str = "ppo", use_v1: bool = True, ours: bool = True) -> list[str]:
     """The features a run needs: our entry point's for ``trainer``, and, when the estimator is ``ours``,
     the registry, the advantage hook and that trainer's hook."""
-    entry = ["entry"] if trainer == "ppo" else ["entry", "separated_entry"]
+    entry = ["entry"] if trainer == "ppo" else ["entry", f"{trainer}_entry"]
     if not ours:
         return entry
     hook = ("v1" if use_v1 else "legacy") if trainer == "ppo" else "separated"

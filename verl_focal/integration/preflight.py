@@ -116,7 +116,7 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     est = algorithm.get("adv_estimator", None)
     if is_our_name(est):
         use_v1 = bool(config_get(config, "trainer.use_v1", True))
-        hooks = [f for f in features_for(trainer, use_v1) if f not in ("entry", "separated_entry")]
+        hooks = [f for f in features_for(trainer, use_v1) if f != "entry" and not f.endswith("_entry")]
         require(hooks, f"algorithm.adv_estimator={getattr(est, 'value', est)}")
     if not missing("estimators"):  # else verl's own estimators only (the plugin warned)
         register_all()
