@@ -76,12 +76,23 @@ example:               {PROG} --dry-run algorithm.adv_estimator=f_grpo algorithm
 docs:                  docs/usage.md (entry points), docs/config.md (every key we add)"""
 
 
-def _warn_unread(config: DictConfig, overrides: list[str]) -> None:
-    """One line on stderr for each override the run's estimator does not read (late_checks.unread_keys)."""
-    from verl_focal.integration.late_checks import unread_keys
+def _warn_unread(config: DictConfig, overrides: list[str], trainer: str = "ppo") -> None:
+    """Refuse the overrides nothing reads; one line on stderr for each one only warned about (integration/unread)."""
+    from verl_focal.integration.unread import check_unread
 
-    for line in unread_keys(config, overrides):
+    for line in check_unread(config, overrides, trainer):
         print(f"{PROG}: warning: {line}", file=sys.stderr)
+
+
+def _check_launch_data(config: DictConfig, launch: bool) -> None:
+    """Example data (``prep-data example``) never reaches a real launch unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1; the
+    data files' columns are those verl's dataset and the reward read (integration/local_inputs)."""
+    from verl_focal.integration.local_inputs import check_data_columns, check_example_data
+
+    for line in check_example_data(config, launch):
+        print(f"{PROG}: warning: {line}", file=sys.stderr)
+    if launch:
+        check_data_columns(config)
 
 
 def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
@@ -94,7 +105,7 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     import io
     import warnings
 
-    from verl_focal.integration.preflight import check_local_paths
+    from verl_focal.integration.local_inputs import check_data_columns, check_local_paths
     from verl_focal.integration.versions import warn_on_version_mismatch
 
     config = compose_config(overrides, trainer=trainer)
@@ -102,13 +113,15 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
         validate_all(config, trainer)
         check_local_paths(config)  # data files and model folders that a run would read (hub names: not checked)
+        check_data_columns(config)
         warn_on_version_mismatch()
     for line in printed.getvalue().splitlines():  # stdout stays pure YAML
         if line.strip() and not line.startswith("[validate_config]"):
             print(line, file=sys.stderr)
     for w in caught:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    _warn_unread(config, overrides)
+    _warn_unread(config, overrides, trainer)
+    _check_launch_data(config, launch=False)
     print(OmegaConf.to_yaml(config, resolve=True), end="")
     return 0
 
@@ -162,11 +175,14 @@ def main(argv: list[str] | None = None) -> None:
             from verl_focal.integration.runner import run_separated
 
             config = compose_config(args, trainer=trainer)
-            _warn_unread(config, args)
+            _warn_unread(config, args, trainer)
+            _check_launch_data(config, launch=True)
             run_separated(config, trainer)
             return
         if not _hydra_args(args):
-            _warn_unread(compose_config(args), args)  # override typos refused here, in one line, before Hydra
+            config = compose_config(args)  # override typos refused here, in one line, before Hydra
+            _warn_unread(config, args)
+            _check_launch_data(config, launch=True)
     except UserError as e:
         raise SystemExit(report_user_error(PROG, e, debug=_DEBUG)) from None
     sys.argv = [sys.argv[0], *args]

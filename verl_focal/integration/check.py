@@ -170,11 +170,13 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
         out["warnings"] += version_mismatches()
         try:
             from verl_focal.integration.preflight import compose_config, validate_all
+            from verl_focal.integration.unread import check_unread
 
             if config_yaml is not None:
                 config = OmegaConf.create(config_yaml)
             else:
                 config = compose_config(overrides, trainer=trainer)
+            unread = check_unread(config, overrides, trainer)  # keys nothing reads: refused, or warned about
             sections = validate_all(config, trainer)
         except UserError as e:
             out["problems"].append(f"config: {e}")
@@ -185,9 +187,7 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
     est = str(config.algorithm.adv_estimator)
     out["checked"].append(_hooks_line())
     spec = get_spec(config.algorithm.adv_estimator)
-    from verl_focal.integration.late_checks import unread_keys
-
-    out["warnings"] += unread_keys(config, overrides)
+    out["warnings"] += unread
     used = spec.sections if spec is not None else frozenset()
     ours = ", ".join(f"algorithm.{s}" for s in sorted(used)) or "none used"
     out["checked"].append(f"config: algorithm.adv_estimator={est}; our sections ({ours}) and verl's validate_config")

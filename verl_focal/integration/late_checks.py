@@ -1,14 +1,15 @@
 """What verl itself checks only after start-up, or never, checked before: the run would fail minutes in on a
 reserved GPU node, or train for hours and learn nothing.
 
-* :func:`check_group_size`: ``actor_rollout_ref.rollout.n`` against what one of our estimators needs
-  (:attr:`~verl_focal.estimators.spec.EstimatorSpec.min_rollouts`);
+* :func:`check_group_size` (now in :mod:`~verl_focal.integration.no_signal`, with the other "trains nothing"
+  checks; re-exported): ``actor_rollout_ref.rollout.n`` against what the estimator needs;
 * :func:`check_reward_function`: ``reward.custom_reward_function`` resolved as verl's
   ``verl.utils.import_utils.load_module`` will (``pkg://`` module or file path), and the function name in
   it, read from its source (nothing of it is run here);
 * :func:`check_verl_choices`: the values of verl's own enumerations that its config validation leaves to
   the first step (the policy loss, the KL estimators), taken from verl itself;
-* :func:`unread_keys`: keys the user set that the chosen estimator does not read (one warning each).
+* :func:`unread_keys` (now in :mod:`~verl_focal.integration.unread`, re-exported): keys the user set that the
+  chosen estimator does not read (one warning each).
 
 Each raises :class:`~verl_focal.config.errors.ConfigError` naming the key, the value and the fix; the
 verl names they read are in ``compat.CONTRACT`` (feature ``entry``).
@@ -22,12 +23,11 @@ import os
 from typing import Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
+from verl_focal.integration.no_signal import RECIPE_N, check_group_size  # noqa: F401 - home: no_signal.py
+from verl_focal.integration.unread import unread_keys  # noqa: F401 - its home is integration/unread.py
 
 __all__ = ["config_get", "check_group_size", "check_reward_function", "check_verl_choices", "kl_penalty_choices",
            "unread_keys"]
-
-RECIPE_N = 8  # the rollouts per prompt of the recipes (recipes/deepscaler/*.sh)
-
 
 def config_get(config: Any, key: str, default: Any = None) -> Any:
     """``config[key]`` for a dotted ``key`` of a DictConfig or plain dict; ``default`` when absent."""
@@ -37,19 +37,6 @@ def config_get(config: Any, key: str, default: Any = None) -> Any:
         if node is None:
             return default
     return node
-
-
-def check_group_size(config: Any, spec: Any) -> None:
-    """Refuse ``actor_rollout_ref.rollout.n`` below ``spec.min_rollouts`` (our estimator ``spec``)."""
-    n = config_get(config, "actor_rollout_ref.rollout.n")
-    if spec is None or n is None or int(n) >= spec.min_rollouts:
-        return
-    why = ("with one rollout per prompt every advantage is 0 and nothing trains" if spec.min_rollouts <= 2 else
-           "its credit is redistributed among the correct rollouts of a group that holds >= 2 of them and a "
-           "wrong one; with fewer it is plain GRPO")
-    raise ConfigError(f"actor_rollout_ref.rollout.n={n}: {spec.name} needs rollout.n >= {spec.min_rollouts} "
-                      f"({why}); set actor_rollout_ref.rollout.n={max(RECIPE_N, spec.min_rollouts)} "
-                      "(the recipes' value)")
 
 
 def _module_source(module: str) -> str | None:
@@ -164,27 +151,3 @@ def check_verl_choices(config: Any) -> None:
         if value is not None and str(value) not in choices:
             raise ConfigError(f"{key}={value} is not one of verl's{did_you_mean(str(value), choices)}: "
                               f"{', '.join(choices)}")
-
-
-def unread_keys(config: Any, overrides: list[str]) -> list[str]:
-    """One warning line for each override the run's estimator will not read: a key of one of our sections
-    (``algorithm.focal.*``, ...) that the estimator (one of ours, or verl's, which read none) does not read
-    (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`), and verl's ``algorithm.gamma`` (the GAE
-    discount) set with one of ours.  Needs no verl import."""
-    from verl_focal.config.schema import SECTIONS
-    from verl_focal.estimators import all_specs
-
-    est = config_get(config, "algorithm.adv_estimator")
-    name = str(getattr(est, "value", est)).removeprefix("verl_focal.")
-    spec = next((s for s in all_specs() if s.name == name), None)
-    out = []
-    for o in dict.fromkeys(o.split("=", 1)[0].lstrip("+~") for o in overrides):
-        parts = o.split(".")
-        if len(parts) >= 3 and parts[0] == "algorithm" and parts[1] in SECTIONS:
-            if spec is None or not spec.reads(parts[1], parts[2]):
-                out.append(f"{o} is set, but algorithm.adv_estimator={est} does not read it: the value has no effect")
-        elif o == "algorithm.gamma" and spec is not None:
-            hint = " did you mean algorithm.focal.gamma (the focal exponent)?" if spec.reads("focal", "gamma") else ""
-            out.append(f"algorithm.gamma is verl's GAE discount, which {est} does not read:"
-                       f"{hint or ' it has no effect'}")
-    return out

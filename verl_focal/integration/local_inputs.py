@@ -1,0 +1,194 @@
+"""Local inputs: the data files and model folders a run reads before its first step, checked on this machine.
+
+:func:`check_local_paths` (every missing file named), :func:`check_data_columns` (the columns verl's dataset and
+our scorer read), :func:`example_data_in` / :func:`check_example_data` (``verl-focal prep-data example`` output
+never reaches a real launch unless ``VERL_FOCAL_ALLOW_EXAMPLE_DATA=1``).  No verl import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verl_focal.config.errors import ConfigError
+
+__all__ = ["check_local_paths", "looks_like_hub_name", "check_data_columns", "example_data_in", "check_example_data",
+           "ALLOW_EXAMPLE_ENV"]
+
+def _local_paths(config: Any) -> list[tuple[str, str, str]]:
+    """(key, path, kind) of the local files and folders a run reads before its first step."""
+    from omegaconf import OmegaConf
+
+    def get(key: str) -> Any:
+        return OmegaConf.select(config, key, default=None)
+
+    out: list[tuple[str, str, str]] = []
+    for key in ("data.train_files", "data.val_files"):
+        val = get(key)
+        files = [val] if isinstance(val, str) else list(val or [])
+        for i, f in enumerate(files):
+            out.append((key if isinstance(val, str) else f"{key}[{i}]", str(f), "data"))
+    out.append(("actor_rollout_ref.model.path", get("actor_rollout_ref.model.path"), "model"))
+    tok = get("actor_rollout_ref.model.tokenizer_path")
+    if tok:
+        out.append(("actor_rollout_ref.model.tokenizer_path", tok, "model"))
+    if get("critic.enable"):
+        out.append(("critic.model.path", get("critic.model.path"), "model"))
+    return [(k, str(p), kind) for k, p, kind in out if p]
+
+
+def looks_like_hub_name(name: str) -> bool:
+    """``org/name`` (a Hugging Face hub id) rather than a path: one slash, no leading ``/ . ~``.
+
+    >>> looks_like_hub_name("Qwen/Qwen2.5-7B"), looks_like_hub_name("/models/Qwen2.5-7B"), looks_like_hub_name("a/b/c")
+    (True, False, False)
+    """
+    import re
+
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", name)) and not name.startswith((".", "~"))
+
+
+def check_local_paths(config: Any) -> None:
+    """Refuse, in one line, data files and model folders that do not exist on this machine or cannot be loaded.
+
+    Every missing data file is named (a list of files: how many of how many, then all of them).  A local model
+    folder needs ``config.json`` and a tokenizer that ``AutoTokenizer`` can load: ``tokenizer.json``, or the vocab
+    files of a slow tokenizer (``tokenizer.model``, ``vocab.json``, ``vocab.txt``, ...); without
+    ``actor_rollout_ref.model.tokenizer_path`` the tokenizer is read from the model folder.  Remote locations
+    (``hdfs://``, ``s3://``, ...) are not checked, nor model names that look like hub ids (``Qwen/Qwen2.5-7B``)
+    and are not a local path: the check runs offline.
+    """
+    import os
+
+    from omegaconf import OmegaConf
+
+    # a tokenizer folder holds tokenizer.json (fast) or the vocab files a slow tokenizer reads (AutoTokenizer
+    # fails on a folder with only tokenizer_config.json)
+    tokenizer_files = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
+                       "sentencepiece.bpe.model", "tokenizer.tiktoken", "qwen.tiktoken")
+    own_tokenizer = not OmegaConf.select(config, "actor_rollout_ref.model.tokenizer_path", default=None)
+
+    def model_problem(key: str, local: str) -> str | None:
+        if not os.path.isdir(local):
+            return "a file, not a model folder"
+        lacks = [] if os.path.isfile(os.path.join(local, "config.json")) or key.endswith("tokenizer_path") else [
+            "config.json"]
+        needs_tokenizer = key.endswith("tokenizer_path") or (key == "actor_rollout_ref.model.path" and own_tokenizer)
+        if needs_tokenizer and not any(os.path.isfile(os.path.join(local, f)) for f in tokenizer_files):
+            lacks.append("tokenizer files (tokenizer.json, or the vocab files of a slow tokenizer such as "
+                         "tokenizer.model or vocab.json + merges.txt)")
+        return f"the folder has no {' and no '.join(lacks)}" if lacks else None
+
+    missing: list[str] = []
+    lists: dict[str, list[tuple[str, str]]] = {}  # data.val_files -> (path, why) of its missing entries
+    counts: dict[str, int] = {}
+    bad_model = False
+    for key, path, kind in _local_paths(config):
+        if "://" in path:
+            continue
+        local = os.path.expanduser(path)
+        base = key.split("[", 1)[0]
+        counts[base] = counts.get(base, 0) + 1
+        if kind == "model":
+            if not os.path.exists(local):
+                if not looks_like_hub_name(path):
+                    missing.append(f"{key}={path} (no such folder, and not a hub name like Qwen/Qwen2.5-7B)")
+                continue
+            problem = model_problem(key, local)
+            if problem:
+                missing.append(f"{key}={path}: {problem}")
+                bad_model = True
+        elif not os.path.isfile(local):
+            why = "a folder, not a file" if os.path.isdir(local) else "no such file"
+            if "[" in key:
+                lists.setdefault(base, []).append((path, why))
+            else:
+                missing.append(f"{key}={path} ({why})")
+    for base, items in lists.items():  # a list of files: how many are missing, and every one of them
+        whys = {why for _, why in items}
+        named = ", ".join(p if len(whys) == 1 else f"{p} ({why})" for p, why in items)
+        tail = f" ({next(iter(whys))})" if len(whys) == 1 else ""
+        head = "" if len(items) == 1 else f"{len(items)} of {counts[base]} missing: "
+        missing.append(f"{base}: {head}{named}{tail}")
+    if missing:
+        fixes = []
+        if any(m.startswith("data.") for m in missing):
+            fixes.append("make the data with `verl-focal prep-data deepscaler|math-subset|eval` (docs/recipes.md), or "
+                         "for a dry run without real data `verl-focal prep-data example --out-dir DIR` (recipes: "
+                         "DATA_DIR=DIR), or point data.* at existing files")
+        if bad_model:
+            fixes.append("a model folder needs config.json and its tokenizer (save both with save_pretrained), or "
+                         "give a hub name like Qwen/Qwen2.5-7B")
+        elif any(not m.startswith("data.") for m in missing):
+            fixes.append("give an existing model folder or a hub name")
+        raise ConfigError(f"missing local input: {'; '.join(missing)}; {'; and '.join(fixes)}")
+
+
+#: set to 1 to launch a run on ``verl-focal prep-data example`` output (it teaches nothing)
+ALLOW_EXAMPLE_ENV = "VERL_FOCAL_ALLOW_EXAMPLE_DATA"
+
+
+def example_data_in(config: Any) -> list[str]:
+    """The data files of ``config`` that ``verl-focal prep-data example`` wrote (marked in their ``.stats.json``)."""
+    import json
+    import os
+
+    from verl_focal.data.example import EXAMPLE_MARK
+
+    out = []
+    for _, path, kind in _local_paths(config):
+        if kind != "data" or "://" in path:
+            continue
+        try:
+            with open(os.path.expanduser(path) + ".stats.json", encoding="utf-8") as fh:
+                if json.load(fh).get("source") == EXAMPLE_MARK:
+                    out.append(path)
+        except (OSError, ValueError, AttributeError):
+            continue
+    return out
+
+
+def check_example_data(config: Any, launch: bool) -> list[str]:
+    """A real launch (``launch``) on example data is refused unless :data:`ALLOW_EXAMPLE_ENV` is 1; a dry run gets
+    a warning that says what the launch would do.  Returns the warning lines."""
+    import os
+
+    found = example_data_in(config)
+    if not found:
+        return []
+    allowed = os.environ.get(ALLOW_EXAMPLE_ENV, "") == "1"
+    what = (f"{len(found)} data file(s) come from `verl-focal prep-data example` (integer arithmetic that teaches "
+            f"nothing), e.g. {found[0]}")
+    if launch and not allowed:
+        raise ConfigError(f"{what}; a real run on them is refused: make the real data with `verl-focal prep-data "
+                          f"deepscaler|math-subset|eval` (docs/recipes.md), or set {ALLOW_EXAMPLE_ENV}=1 to train "
+                          "on the example set anyway")
+    if launch:
+        return [f"{what}; training on them because {ALLOW_EXAMPLE_ENV}=1"]
+    return [f"{what}; a real launch refuses them unless {ALLOW_EXAMPLE_ENV}=1"]
+
+
+def check_data_columns(config: Any) -> None:
+    """The columns verl's dataset and the reward read, in each local training and validation parquet: the prompt
+    (``data.prompt_key``), ``data_source`` and ``reward_model`` (its ``ground_truth``).  Reads the schema only."""
+    import os
+
+    from omegaconf import OmegaConf
+
+    prompt_key = str(OmegaConf.select(config, "data.prompt_key", default="prompt") or "prompt")
+    for key, path, kind in _local_paths(config):
+        local = os.path.expanduser(path)
+        if kind != "data" or "://" in path or not os.path.isfile(local):
+            continue
+        try:
+            import pyarrow.parquet as pq
+
+            names = set(pq.read_schema(local).names)
+        except Exception:  # noqa: BLE001 - not a parquet (json/jsonl data, or a stand-in file): verl reads it
+            continue
+        lacks = [c for c in (prompt_key, "data_source", "reward_model") if c not in names]
+        if lacks:
+            raise ConfigError(
+                f"{key}={path}: missing column(s) {lacks} (it has {sorted(names)[:8]}); verl's dataset reads the "
+                f"prompt from data.prompt_key={prompt_key} and the reward reads data_source and "
+                "reward_model.ground_truth: convert it with `verl-focal prep-data deepscaler --source FILE` "
+                "(problem/answer records), or set data.prompt_key")

@@ -1,0 +1,119 @@
+"""Settings with which a run trains nothing, or trains a part nothing reads: refused at start-up with the number
+that shows it (or warned about, where some signal is left).
+
+* :func:`check_group_size`: ``actor_rollout_ref.rollout.n`` below what the estimator needs: our estimators'
+  :attr:`~verl_focal.estimators.spec.EstimatorSpec.min_rollouts`, and ``n >= 2`` for every estimator of verl's
+  that groups rows by prompt (its function takes verl's ``index``; found in verl's registry, not listed here);
+* :func:`check_focal_signal`: the largest focal weight ``(1 - 1/N)^γ`` (one correct rollout of N) of an estimator
+  that reads ``algorithm.focal.gamma``: every advantage is at most that share of GRPO's;
+* :func:`check_critic`: ``critic.enable=true`` under an estimator whose function takes no ``values`` (only GAE
+  does, in verl 0.9.1): the critic would be trained on the GPU and never read.
+
+Each raises :class:`~verl_focal.config.errors.ConfigError` naming the key, the number and the fix; the warnings
+are returned as lines.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from verl_focal.config.errors import ConfigError
+
+__all__ = ["check_group_size", "check_focal_signal", "check_critic", "largest_focal_weight", "RECIPE_N",
+           "FOCAL_REFUSE_BELOW", "FOCAL_WARN_BELOW"]
+
+RECIPE_N = 8  # the rollouts per prompt of the recipes (recipes/deepscaler/*.sh)
+#: the largest focal weight below which nothing trains (refused), and below which little does (a warning)
+FOCAL_REFUSE_BELOW = 0.01
+FOCAL_WARN_BELOW = 0.1
+
+
+def _get(config: Any, key: str) -> Any:
+    from verl_focal.integration.late_checks import config_get
+
+    return config_get(config, key)
+
+
+def _verl_fn(est: Any) -> Any:
+    """verl's registered function for ``est`` (None when verl has none by that name)."""
+    try:
+        from verl.trainer.ppo import core_algos
+
+        return core_algos.get_adv_estimator_fn(str(getattr(est, "value", est)))
+    except (ImportError, ValueError, KeyError):
+        return None
+
+
+def _takes(fn: Any, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def check_group_size(config: Any, spec: Any) -> None:
+    """Refuse ``actor_rollout_ref.rollout.n`` below ``spec.min_rollouts`` (our estimator ``spec``), or 1 for an
+    estimator of verl's that normalises within a prompt's group (a group of one has nothing to compare with)."""
+    n = _get(config, "actor_rollout_ref.rollout.n")
+    if n is None:
+        return
+    est = _get(config, "algorithm.adv_estimator")
+    if spec is None:
+        fn = _verl_fn(est)
+        if int(n) < 2 and fn is not None and _takes(fn, "index"):
+            raise ConfigError(
+                f"actor_rollout_ref.rollout.n={n}: {getattr(est, 'value', est)} compares each response with the "
+                "others of its prompt's group, and a group of 1 has none (verl gives it mean 0 and std 1: the "
+                "estimator becomes REINFORCE on raw rewards); set actor_rollout_ref.rollout.n="
+                f"{RECIPE_N} (the recipes' value)")
+        return
+    if int(n) >= spec.min_rollouts:
+        return
+    why = ("with one rollout per prompt every advantage is 0 and nothing trains" if spec.min_rollouts <= 2 else
+           "its credit is redistributed among the correct rollouts of a group that holds >= 2 of them and a "
+           "wrong one; with fewer it is plain GRPO")
+    raise ConfigError(f"actor_rollout_ref.rollout.n={n}: {spec.name} needs rollout.n >= {spec.min_rollouts} "
+                      f"({why}); set actor_rollout_ref.rollout.n={max(RECIPE_N, spec.min_rollouts)} "
+                      "(the recipes' value)")
+
+
+def largest_focal_weight(n: int, gamma: float) -> float:
+    """``(1 - 1/n)^γ``: the focal weight ``(1 - p̂)^γ`` (F-GRPO Sec. 3) of a group of ``n`` with one correct
+    rollout, the largest any group that trains gets (all-wrong and all-right groups have advantage 0)."""
+    return (1.0 - 1.0 / n) ** gamma if n >= 2 else 0.0
+
+
+def check_focal_signal(config: Any, spec: Any, sections: dict) -> list[str]:
+    """Refuse a γ whose largest focal weight at the configured N is below :data:`FOCAL_REFUSE_BELOW`; return a
+    warning below :data:`FOCAL_WARN_BELOW`."""
+    if spec is None or not spec.reads("focal", "gamma") or "focal" not in sections:
+        return []
+    n = _get(config, "actor_rollout_ref.rollout.n")
+    gamma = float(sections["focal"].gamma)
+    if n is None or int(n) < 2 or gamma == 0:
+        return []
+    n = int(n)
+    w = largest_focal_weight(n, gamma)
+    said = (f"algorithm.focal.gamma={gamma:g}: the largest focal weight at actor_rollout_ref.rollout.n={n} is "
+            f"(1-1/{n})^{gamma:g} = {w:.3g}, so every advantage is at most {w:.3g} x GRPO's")
+    if w < FOCAL_REFUSE_BELOW:
+        raise ConfigError(f"{said}: nothing trains; the paper sweeps γ in 0.5-2 (at N={n}: weights up to "
+                          f"{largest_focal_weight(n, 2.0):.2f}); set algorithm.focal.gamma=0.5 (the default)")
+    if w < FOCAL_WARN_BELOW:
+        return [f"{said}: little trains (the paper sweeps γ in 0.5-2)"]
+    return []
+
+
+def check_critic(config: Any) -> None:
+    """Refuse ``critic.enable=true`` when the estimator reads no values (its function takes no ``values``)."""
+    if _get(config, "critic.enable") is not True:
+        return
+    est = _get(config, "algorithm.adv_estimator")
+    fn = _verl_fn(est)
+    if fn is None or _takes(fn, "values"):
+        return
+    name = getattr(est, "value", est)
+    raise ConfigError(f"critic.enable=true: algorithm.adv_estimator={name} never reads a critic's values (only an "
+                      "estimator that takes values does: gae), so the run would train a critic on the GPU for "
+                      "nothing; remove critic.enable=true (or set critic.enable=false)")
