@@ -114,10 +114,19 @@ _check_var() {
     ((ok)) || _recipe_die "$name=$val: must be $need (it sets $what); set $name to such a value, or unset it for this recipe's default"
 }
 
-# _check_vars: every common variable, then the recipe's own (RECIPE_VARS, listed by the scripts that read them)
+# _check_vars: every common variable, then the recipe's own (RECIPE_VARS, listed by the scripts that read them);
+# a variable of the table that this recipe does not read is refused (it would be ignored without a word).
+# Every recipe reads the common ones and SEED.
 _check_vars() {
-    local v
+    local v name kind lo hi what readers read_here
     for v in $_COMMON_VARS ${RECIPE_VARS:-}; do _check_var "$v"; done
+    read_here=" $(echo $_COMMON_VARS ${RECIPE_VARS:-}) SEED "
+    while read -r name kind lo hi what; do
+        [[ -n "$name" && -n "${!name+x}" && "$read_here" != *" $name "* ]] || continue
+        readers="$({ grep -lE "RECIPE_VARS=.*[\" ]$name( |\")" "$RECIPES_LIB"/../*/*.sh 2>/dev/null || true; } |
+            xargs -r -n1 basename | tr '\n' ' ')"
+        _recipe_die "$name=${!name}: recipe ${RECIPE_NAME:-?} does not read $name (it sets $what${readers:+ in ${readers% }}), so the value would be ignored; unset $name, or run a recipe that reads it"
+    done <<<"$_RECIPE_VAR_TABLE"
 }
 PAPER_TRAIN_ROWS="${PAPER_TRAIN_ROWS:-39202}"
 MATH_VAL_SETS=(aime24 aime25 amc23 math500 minerva_math olympiadbench)
