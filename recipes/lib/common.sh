@@ -122,7 +122,7 @@ _check_vars() {
     for v in $_COMMON_VARS ${RECIPE_VARS:-}; do _check_var "$v"; done
     read_here=" $(echo $_COMMON_VARS ${RECIPE_VARS:-}) SEED "
     while read -r name kind lo hi what; do
-        [[ -n "$name" && -n "${!name+x}" && "$read_here" != *" $name "* ]] || continue
+        [[ -n "$name" && -n "${!name:-}" && "$read_here" != *" $name "* ]] || continue
         readers="$({ grep -lE "RECIPE_VARS=.*[\" ]$name( |\")" "$RECIPES_LIB"/../*/*.sh 2>/dev/null || true; } |
             xargs -r -n1 basename | tr '\n' ' ')"
         _recipe_die "$name=${!name}: recipe ${RECIPE_NAME:-?} does not read $name (it sets $what${readers:+ in ${readers% }}), so the value would be ignored; unset $name, or run a recipe that reads it"

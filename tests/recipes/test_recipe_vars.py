@@ -88,8 +88,25 @@ def test_a_bad_variable_is_named_in_one_line_before_anything_starts(script, env,
     assert not (tmp_path / "started").exists()
 
 
-def test_a_variable_a_recipe_does_not_read_is_not_checked():
-    assert _run("grpo.sh", K="abc", GAMMA="x", BETA="2").returncode == 0
+@pytest.mark.parametrize("script,var,readers", [
+    ("grpo.sh", "GAMMA", "f_cispo.sh f_dapo.sh f_grpo.sh"),
+    ("cue_grpo.sh", "GAMMA", "f_cispo.sh f_dapo.sh f_grpo.sh"),
+    ("f_grpo.sh", "K", "passk_grpo.sh"),
+    ("grpo.sh", "BETA", "unlikely_grpo.sh"),
+])
+def test_a_variable_the_recipe_does_not_read_is_refused_naming_the_recipes_that_do(script, var, readers):
+    """Issue 39 row 6: GAMMA=1.0 bash cue_grpo.sh was accepted, and the value ignored."""
+    proc = _run(script, **{var: "1"})
+    name = script.removesuffix(".sh")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == (
+        f"recipe {name}: error: {var}=1: recipe {name} does not read {var} (it sets {_table()[var][3]} in "
+        f"{readers}), so the value would be ignored; unset {var}, or run a recipe that reads it")
+
+
+def test_seed_and_the_common_variables_are_read_by_every_recipe_and_empty_is_unset():
+    for script in ("grpo.sh", "cue_grpo.sh", "f_grpo.sh"):
+        assert _run(script, SEED="3", N="8", GAMMA="").returncode == 0, script
     assert _run("f_grpo.sh", GAMMA="").returncode == 0  # empty = unset: the recipe's default
     assert "algorithm.focal.gamma=0.5" in _run("f_grpo.sh", GAMMA="").stdout
 

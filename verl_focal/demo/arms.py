@@ -216,8 +216,14 @@ def arms_by_name(names: list[str]) -> tuple[Arm, ...]:
         else:
             import difflib
 
+            i = names.index(n)
+            split = next((" ".join(names[i:j]) for j in range(len(names), i + 1, -1)
+                          if " ".join(names[i:j]) in table), None)
+            if split is not None:  # an arm name with spaces, given unquoted: the shell split it
+                raise ValueError(f"--arms: {' '.join(repr(x) for x in names[i:i + len(split.split())])} are one arm "
+                                 f"name split by the shell: quote it, --arms '{split}'")
             close = difflib.get_close_matches(n, list(table) + list(ARM_SETS), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = f" (did you mean {close[0]!r}?; an arm name with spaces needs quotes)" if close else ""
             raise ValueError(
                 f"--arms: unknown arm {n!r}{hint}; choose from {sorted(table)} or a set {sorted(ARM_SETS)}"
             )

@@ -144,8 +144,12 @@ def _load_claims(path: str) -> tuple[list[dict], list[int], dict]:
     if not os.path.isfile(f):
         raise ValueError(f"--replicate: no results.json at {path!r}; pass a demo output folder or its results.json")
     with open(f) as fh:
-        res = json.load(fh)
-    if "claims" not in res:
+        try:
+            res = json.load(fh)
+        except json.JSONDecodeError as e:  # a run killed while writing: name the file
+            raise ValueError(f"--replicate: {f} is not valid JSON ({e.msg}, line {e.lineno}): the demo that wrote "
+                             "it was cut short; re-run it, or pass another demo output folder") from None
+    if not isinstance(res, dict) or "claims" not in res:
         raise ValueError(f"--replicate: {f} has no 'claims' (written by an older demo); re-run `verl-focal demo`")
     return res["claims"], res.get("seeds_completed", []), res
 

@@ -335,6 +335,7 @@ def _cmd_score(args) -> int:
         extra["scoring"][name] = info
         print(f"run {name}: scored {len(recs)} answers {dict(sorted(statuses.items()))}; "
               f"left out {left.count} line(s)")
+        _refuse_unscorable(name, recs, statuses)
         with open(scored_dir / f"{name}.jsonl", "w", encoding="utf-8") as fh:
             for rec in recs:
                 write_jsonl_line(fh, {k: v for k, v in rec.items() if k != "prompt_text"})
@@ -342,6 +343,23 @@ def _cmd_score(args) -> int:
     if args.failures:
         _write_failures(args.failures, runs)
     return _report_from_records(args, runs, extra)
+
+
+def _refuse_unscorable(name: str, recs: list[dict], statuses) -> None:
+    """No number without its cause: a data source whose every answer failed to score ends the command (exit 2)
+    with the first cause; answers that failed among scored ones are counted with the first cause."""
+    from verl_focal.eval.scoring import unscorable_sources
+
+    dead = unscorable_sources(recs)
+    if dead:
+        src, n, cause = dead[0]
+        more = f" (and {len(dead) - 1} more data source(s))" if len(dead) > 1 else ""
+        raise InputError(f"run {name}: none of the {n} answers of data source {src} could be scored{more}; first "
+                         f"cause: {cause.removeprefix('error: ')}")
+    if statuses.get("error"):
+        first = next(r["status"] for r in recs if str(r.get("status", "")).startswith("error"))
+        print(f"run {name}: {statuses['error']} answer(s) failed to score and count as wrong; first: "
+              f"{first.removeprefix('error: ')}", file=sys.stderr)
 
 
 def _write_failures(path: str, runs: dict) -> None:

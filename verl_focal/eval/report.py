@@ -216,11 +216,13 @@ def render_table(report: Report) -> str:
                 cells.append("–")
                 continue
             K = report.table_k(b)
+            most = max(x.problems for x in report.results if x.benchmark == b)
             parts = []
             for k in (1, K):
                 s = report.sig(run, b, k)
                 parts.append(_pct(r.curve.get(k)) + ("†" if s is not None and s.significant else ""))
-            cells.append(" / ".join(parts))
+            # a run scored on fewer problems than another run has is said so in its own cell, not in a footnote
+            cells.append(" / ".join(parts) + (f" (on {r.problems} of {most} problems)" if r.problems < most else ""))
         for d in domains:
             cells.append(f"{_pct(_avg(report, run, d, 'first'))} / {_pct(_avg(report, run, d, 'last'))}")
         lines.append("| " + " | ".join(cells) + " |")

@@ -140,6 +140,17 @@ def score_records(
     return statuses
 
 
+def unscorable_sources(records: Sequence[dict]) -> list[tuple[str, int, str]]:
+    """``(data_source, answers, first cause)`` of each data source none of whose answers could be scored (every
+    one ``error``): its numbers would be 0 with no cause shown (a ground truth of the wrong form, a missing
+    dependency of the scorer)."""
+    by_source: dict[str, list[str]] = {}
+    for rec in records:
+        by_source.setdefault(str(rec.get("data_source")), []).append(str(rec.get("status", "")))
+    return [(src, len(st), st[0]) for src, st in sorted(by_source.items())
+            if st and all(x.startswith("error") for x in st)]
+
+
 def failure_pairs(records: Sequence[dict], run: str) -> list[dict[str, Any]]:
     """The rejected answers worth a human look, for auditing a grader (``eval score --failures``).
 

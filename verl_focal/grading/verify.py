@@ -98,6 +98,9 @@ def check_under_deadline(kind: str, ground_truth: Any, solution_str: str, requir
     if kind == "choice":
         pred = extract_choice(solution_str)
         gold = str(ground_truth).strip().strip("()").upper()
+        if not (len(gold) == 1 and "A" <= gold <= "J"):  # never a silent 0: the letter is what a response names
+            raise ValueError(f"a multiple-choice ground truth must be the option letter (A-J), got "
+                             f"{str(ground_truth)[:80]!r}; make the set with `verl-focal prep-data eval`")
         return (1.0 if pred and pred == gold else 0.0), pred, 0.0
     out, timed_out = call_with_deadline(verify_math, timeout_s, ground_truth, solution_str, require_boxed, policy)
     if timed_out:
