@@ -6,6 +6,10 @@ that shows it (or warned about, where some signal is left).
   that groups rows by prompt (its function takes verl's ``index``; found in verl's registry, not listed here);
 * :func:`check_focal_signal`: the largest focal weight ``(1 - 1/N)^γ`` (one correct rollout of N) of an estimator
   that reads ``algorithm.focal.gamma``: every advantage is at most that share of GRPO's;
+* :func:`check_pf_ppo`: ``algorithm.use_pf_ppo=true``, which verl 0.9.1's ``compute_advantage`` applies only
+  in its GAE branch: with any other estimator (ours included) nothing reads it; with GAE on the v1 trainer it
+  resamples rows that are then written back under the original rows' keys (verl issue #7956: advantages
+  land on other rows).  tests/integration/test_pf_ppo_pairing_on_cpu.py pins both;
 * :func:`check_critic`: ``critic.enable=true`` under an estimator whose function takes no ``values`` (only GAE
   does, in verl 0.9.1): the critic would be trained on the GPU and never read.
 
@@ -20,7 +24,7 @@ from typing import Any
 
 from verl_focal.config.errors import ConfigError
 
-__all__ = ["check_group_size", "check_focal_signal", "check_critic", "largest_focal_weight", "RECIPE_N",
+__all__ = ["check_group_size", "check_focal_signal", "check_critic", "check_pf_ppo", "largest_focal_weight", "RECIPE_N",
            "FOCAL_REFUSE_BELOW", "FOCAL_WARN_BELOW"]
 
 RECIPE_N = 8  # the rollouts per prompt of the recipes (recipes/deepscaler/*.sh)
@@ -117,3 +121,22 @@ def check_critic(config: Any) -> None:
     raise ConfigError(f"critic.enable=true: algorithm.adv_estimator={name} never reads a critic's values (only an "
                       "estimator that takes values does: gae), so the run would train a critic on the GPU for "
                       "nothing; remove critic.enable=true (or set critic.enable=false)")
+
+
+def check_pf_ppo(config: Any) -> None:
+    """Refuse ``algorithm.use_pf_ppo=true`` where verl does not apply it (a non-GAE estimator: read by nothing)
+    or applies it wrongly (GAE on the v1 trainer, verl #7956)."""
+    if _get(config, "algorithm.use_pf_ppo") is not True:
+        return
+    est = _get(config, "algorithm.adv_estimator")
+    name = str(getattr(est, "value", est))
+    fn = _verl_fn(est)
+    if fn is not None and not _takes(fn, "values"):
+        raise ConfigError(f"algorithm.use_pf_ppo=true: verl 0.9.1 resamples rows by reward only for gae, so with "
+                          f"algorithm.adv_estimator={name} nothing reads it and the run would go on as without it; "
+                          "remove algorithm.use_pf_ppo=true")
+    if _get(config, "trainer.use_v1") is not False:
+        raise ConfigError("algorithm.use_pf_ppo=true with gae on verl's v1 trainer (trainer.use_v1=true, the default) "
+                          "writes the resampled rows' advantages back under the original rows (verl issue #7956): "
+                          "each advantage would train another response; set trainer.use_v1=false, or remove "
+                          "algorithm.use_pf_ppo=true")

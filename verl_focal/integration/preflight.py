@@ -120,7 +120,7 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     from verl_focal.config.schema import validate_algorithm_config
     from verl_focal.integration.compat import features_for, missing, require
     from verl_focal.integration.late_checks import check_reward_function, check_verl_choices, config_get
-    from verl_focal.integration.no_signal import check_critic, check_focal_signal, check_group_size
+    from verl_focal.integration.no_signal import check_critic, check_focal_signal, check_group_size, check_pf_ppo
     from verl_focal.integration.registration import get_spec, register_all, run_startup_check
 
     algorithm = config.algorithm
@@ -138,6 +138,7 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     for line in check_focal_signal(config, spec, sections):
         warnings.warn(line, UserWarning, stacklevel=2)
     check_critic(config)
+    check_pf_ppo(config)
     run_startup_check(config)  # checks across sections, e.g. algorithm.passk.k vs actor_rollout_ref.rollout.n
     if spec is not None and spec.prepare is not None:  # an estimator with a group-level step partitions
         try:
