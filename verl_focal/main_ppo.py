@@ -109,6 +109,7 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     from verl_focal.integration.versions import warn_on_version_mismatch
 
     config = compose_config(overrides, trainer=trainer)
+    _warn_unread(config, overrides, trainer)  # keys nothing reads: refused first, as a launch does
     printed = io.StringIO()
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
         validate_all(config, trainer)
@@ -120,7 +121,6 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
             print(line, file=sys.stderr)
     for w in caught:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    _warn_unread(config, overrides, trainer)
     _check_launch_data(config, launch=False)
     print(OmegaConf.to_yaml(config, resolve=True), end="")
     return 0

@@ -53,6 +53,14 @@ def files(tmp_path_factory):
     (d / "nul.txt").write_bytes(b"valid UTF-8, but \x00 binary")
     (d / "dup.jsonl").write_text((json.dumps(dict(gen, ground_truth="2")) + "\n") * 2)  # one sample twice
     (d / "badarr.json").write_text("[3]")  # a JSON array whose element is no trace
+    (d / "trunc").mkdir()
+    (d / "trunc" / "results.json").write_text('{"config": {"mode": "quick"')  # a demo killed while writing
+    ood = [dict(gen, uid=f"i{i}", data_source="verl_focal/ifeval", response="No commas here.",
+                ground_truth="Describe the number 3 in one sentence without commas.") for i in range(2)]
+    (d / "ifeval_plain.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ood))  # the prompt, not its checks
+    mc = [dict(gen, uid=f"g{i}", data_source="verl_focal/gpqa_diamond", response=r"\boxed{A}", ground_truth="Paris")
+          for i in range(2)]
+    (d / "gpqa_text.jsonl").write_text("".join(json.dumps(r) + "\n" for r in mc))  # the answer text, not a letter
     for name, steps in (("rq", 8), ("rd", 60)):  # two demo runs of different designs
         (d / name).mkdir()
         (d / name / "results.json").write_text(json.dumps({"config": {"mode": name, "rl_steps": steps},
@@ -133,8 +141,39 @@ CASES = [
       "+algorithm.cue.partitioner_kwargs.nosuch=1"], ["partitioner_kwargs", "nosuch"]),
     (["check", "--skip-probe", *CUE, "algorithm.cue.cue_set={d}/no_such_cues.yaml"],
      ["no_such_cues.yaml", "not found"]),
+    # issue 39: a key the user sets that nothing reads (leaf-name did-you-mean; integration/unread.py)
+    (["check", "--skip-probe", *OK, "adv_estimator=grpo"],
+     ["unknown key adv_estimator (did you mean 'algorithm.adv_estimator'?)", "write algorithm.adv_estimator=grpo"]),
+    (["check", "--skip-probe", *OK, "+adv_estimator=grpo"],
+     ["+adv_estimator: verl's config has no adv_estimator (did you mean 'algorithm.adv_estimator'?), and nothing "
+      "reads it", "write algorithm.adv_estimator=grpo"]),
+    (["check", "--skip-probe", *OK, "algorithm.f_grpo_gamma=1.0"],
+     ["did you mean 'algorithm.focal.gamma'?", "write algorithm.focal.gamma=1.0"]),
+    (["check", "--skip-probe", *OK, "+algorithm.f_grpo_gamma=1.0"],
+     ["+algorithm.f_grpo_gamma", "did you mean 'algorithm.focal.gamma'?", "write algorithm.focal.gamma=1.0"]),
+    (["check", "--skip-probe", *OK, "+custom_reward_function.path=pkg://verl_focal.rewardz"],
+     ["custom_reward_function.path: a legacy key", "never reads",
+      "write reward.custom_reward_function.path=pkg://verl_focal.rewardz"]),
+    (["check", "--skip-probe", *OK, "reward_model.reward_manager=dapo"],
+     ["reward_model.reward_manager: a legacy key", "write reward.reward_manager.name=dapo"]),
+    (["check", "--skip-probe", *OK, "trainer=fully_async"],
+     ["trainer=fully_async: `trainer` is verl's section", "--trainer fully_async"]),
+    # issue 39: settings with which nothing trains, or a part nothing reads is trained (integration/no_signal.py)
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "algorithm.focal.gamma=50"],
+     ["algorithm.focal.gamma=50: the largest focal weight at actor_rollout_ref.rollout.n=8 is (1-1/8)^50 = 0.00126",
+      "nothing trains", "set algorithm.focal.gamma=0.5"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "algorithm.focal.gamma=1e9"],
+     ["(1-1/8)^1e+09 = 0", "nothing trains"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=1"],
+     ["actor_rollout_ref.rollout.n=1: grpo compares each response with the others", "REINFORCE", "rollout.n=8"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "critic.enable=true"],
+     ["critic.enable=true: algorithm.adv_estimator=f_grpo never reads a critic's values", "critic.enable=false"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "algorithm.use_pf_ppo=true"],
+     ["algorithm.use_pf_ppo=true", "only for gae"]),
     # demo
     (["demo", "--steps", "0"], ["--steps=0"]),
+    (["demo", "--arms", "F-GRPO", "N=8", "γ=1"], ["one arm name split by the shell", "--arms 'F-GRPO N=8 γ=1'"]),
+    (["demo", "--replicate", "{d}/trunc", "{d}/rq"], ["{d}/trunc/results.json is not valid JSON", "cut short"]),
     (["demo", "--quick", "--device", "cuda"], ["--quick and --device cuda"]),
     (["demo", "--device", "tpu"], ["--device", "tpu"]),
     (["demo", "--seeds", "-3-2"], ["'-3-2' is not a seed", "integers >= 0", "0-23"]),
@@ -192,6 +231,13 @@ CASES = [
     (["eval", "score", "--run", "a={d}/nogt.jsonl", "--out-dir", "{d}/o", "--scorer", "nosuch.mod:f"],
      ["--scorer 'nosuch.mod:f'"]),
     (["eval", "scor", "--runs", "{d}/runs"], ["'scor'", "did you mean 'score'"]),
+    # issue 39: a ground truth of the wrong form for its benchmark is an error, never a silent 0
+    (["eval", "score", "--run", "a={d}/ifeval_plain.jsonl", "--out-dir", "{d}/o", "--workers", "0", "--no-progress"],
+     ["run a: none of the 2 answers of data source verl_focal/ifeval could be scored", "IFEvalGroundTruthError",
+      "prep-data eval"]),
+    (["eval", "score", "--run", "a={d}/gpqa_text.jsonl", "--out-dir", "{d}/o", "--workers", "0", "--no-progress"],
+     ["data source verl_focal/gpqa_diamond could be scored",
+      "a multiple-choice ground truth must be the option letter (A-J), got 'Paris'"]),
     (["eval", "score", "--runs", "{d}/runs", "--out-dir", "{d}/o", "--failures", "{d}"],
      ["--failures {d}: is a folder"]),
     (["agreement", "{d}/groups.jsonl", "--model", "m", "--base-url", DEAD_URL, "--out", "{d}"],
@@ -637,7 +683,7 @@ def test_check_summary_fits_a_screen_and_only_the_fresh_process_imports_verl():
     assert "  focal:\n    gamma: 0.5" in summary and "  cue:" not in summary  # only the sections f_grpo reads
     assert "passed successfully" not in out  # verl's own status line is not ours to print
     assert "actor_rollout_ref:" in out.split("resolved config:")[1]  # --verbose: the whole config
-    assert "Disabled critic" not in proc.stderr or "[warning] verl: Disabled critic" in proc.stderr
+    assert "Disabled critic" not in proc.stderr  # verl's note for every critic-free estimator: not ours to repeat
 
 
 def test_check_with_an_unreachable_judge_is_failed_and_never_passed(capsys):
@@ -675,3 +721,136 @@ def test_a_probe_that_crashes_is_one_named_problem():
     res = _parse_probe("", 1, crash)
     assert res["ok"] is False and len(res["problems"]) == 1
     assert res["problems"][0].startswith("the fresh `import verl` process exited 1: ModuleNotFoundError: No module")
+
+
+def test_a_run_on_fewer_problems_says_so_in_its_own_table_cell(tmp_path, capsys):
+    """Issue 39 row 9: a half-written run (3 of 16 problems) is compared with the baseline; its cell says so."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name, problems in (("grpo", 16), ("f_grpo", 3)):
+        rows = [{"uid": f"p{p}", "sample": s, "data_source": "verl_focal/aime24", "response": rf"\boxed{{{p}}}",
+                 "ground_truth": str(p)} for p in range(problems) for s in range(2)]
+        (runs / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["eval", "score", "--runs", str(runs), "--out-dir", str(tmp_path / "o"), "--workers", "0",
+                 "--no-progress", "--iterations", "10", "--baseline", "grpo"]) == 0
+    table = capsys.readouterr().out
+    row = next(ln for ln in table.splitlines() if ln.startswith("| f_grpo"))
+    assert "100.0 / 100.0 (on 3 of 16 problems)" in row
+    assert "of 16 problems" not in next(ln for ln in table.splitlines() if ln.startswith("| grpo"))
+
+
+def test_some_answers_that_fail_to_score_are_counted_with_the_first_cause(tmp_path, capsys):
+    gen = {"sample": 0, "response": r"\boxed{A}"}
+    rows = [dict(gen, uid="m0", data_source="verl_focal/gpqa_diamond", ground_truth="A"),
+            dict(gen, uid="m1", data_source="verl_focal/gpqa_diamond", ground_truth="Paris")]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["eval", "score", "--run", f"a={tmp_path / 'r.jsonl'}", "--out-dir", str(tmp_path / "o"),
+                 "--workers", "0", "--no-progress", "--iterations", "10"]) == 0
+    assert ("run a: 1 answer(s) failed to score and count as wrong; first: ValueError: a multiple-choice ground "
+            "truth must be the option letter (A-J), got 'Paris'") in capsys.readouterr().err
+
+
+def _example_args(tmp_path):
+    from verl_focal.data.example import write_example
+
+    write_example(str(tmp_path / "ex"), train_rows=4, val_rows=2, models=("Qwen/Qwen2.5-7B",))
+    model = tmp_path / "model"
+    model.mkdir()
+    for f in ("config.json", "tokenizer.json"):
+        (model / f).write_text("{}")
+    return [*OK, f"data.train_files={tmp_path}/ex/deepscaler/qwen2.5-7b.parquet",
+            f"data.val_files=[{tmp_path}/ex/eval/aime24.parquet]", f"actor_rollout_ref.model.path={model}"]
+
+
+def test_example_data_never_reaches_a_real_launch_and_the_dry_run_says_so(tmp_path, capsys, monkeypatch):
+    """Issue 39 row 7: prep-data example output in DATA_DIR: the dry run warns what the launch will do; the
+    launch refuses before Hydra and Ray, unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1."""
+    from verl_focal.integration.local_inputs import check_example_data
+    from verl_focal.integration.preflight import compose_config
+    from verl_focal.main_ppo import main as main_ppo
+
+    args = _example_args(tmp_path)
+    monkeypatch.delenv("VERL_FOCAL_ALLOW_EXAMPLE_DATA", raising=False)
+    with pytest.raises(SystemExit) as info:
+        main_ppo(["--dry-run", *args])
+    assert info.value.code == 0
+    assert ("2 data file(s) come from `verl-focal prep-data example` (integer arithmetic that teaches nothing), e.g. "
+            f"{tmp_path}/ex/deepscaler/qwen2.5-7b.parquet; a real launch refuses them unless "
+            "VERL_FOCAL_ALLOW_EXAMPLE_DATA=1") in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main_ppo(args)  # the real launch: refused by our check, before Hydra's main and Ray
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "a real run on them is refused" in err and "Traceback" not in err
+    monkeypatch.setenv("VERL_FOCAL_ALLOW_EXAMPLE_DATA", "1")
+    assert check_example_data(compose_config(args), launch=True) == [
+        f"2 data file(s) come from `verl-focal prep-data example` (integer arithmetic that teaches nothing), e.g. "
+        f"{tmp_path}/ex/deepscaler/qwen2.5-7b.parquet; training on them because VERL_FOCAL_ALLOW_EXAMPLE_DATA=1"]
+
+
+def test_a_training_parquet_without_verls_columns_is_refused_by_the_dry_run(tmp_path, capsys):
+    """Issue 39 row 12: a parquet with only problem and answer columns passed the dry run; verl fails at load."""
+    import pandas as pd
+
+    from verl_focal.main_ppo import main as main_ppo
+
+    args = _example_args(tmp_path)
+    raw = tmp_path / "raw.parquet"
+    pd.DataFrame({"problem": ["1+1?"], "answer": ["2"]}).to_parquet(raw)
+    args[3] = f"data.train_files={raw}"
+    with pytest.raises(SystemExit) as info:
+        main_ppo(["--dry-run", *args])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err
+    assert (f"data.train_files={raw}: missing column(s) ['prompt', 'data_source', 'reward_model'] (it has "
+            "['answer', 'problem'])") in err and "verl-focal prep-data deepscaler --source FILE" in err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["trainer=fully_async"], "--trainer fully_async"),
+    (["adv_estimator=grpo"], "did you mean 'algorithm.adv_estimator'"),
+    (["+algorithm.f_grpo_gamma=1.0"], "write algorithm.focal.gamma=1.0"),
+    (["custom_reward_function.path=pkg://verl_focal.reward"], "a legacy key"),
+])
+def test_main_ppo_dry_run_refuses_unread_keys_in_one_line(argv, needle, capsys):
+    from verl_focal.main_ppo import main as main_ppo
+
+    with pytest.raises(SystemExit) as info:
+        main_ppo(["--dry-run", *OK, *argv])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and needle in err and "Traceback" not in err and "use +" not in err
+
+
+@pytest.mark.parametrize("override", [
+    "+reward.custom_reward_function.reward_kwargs.rel_tol=0.001",  # a user reward function's kwargs: free keys
+    "+data.apply_chat_template_kwargs.enable_thinking=true",  # the Qwen3 preset's key
+    "+ray_kwargs.ray_init.num_gpus=1",
+])
+def test_added_keys_where_verl_takes_free_keys_are_not_refused(override, capsys):
+    assert main(["check", "--skip-probe", *OK, override]) == 0
+    assert "verl's config has no" not in capsys.readouterr().err
+
+
+def test_an_added_key_outside_the_refused_sections_is_one_warning():
+    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.unread import check_unread
+
+    ov = [*OK, "+actor_rollout_ref.rollout.enable_prefix_cachng=false"]
+    assert check_unread(compose_config(ov), ov) == [
+        "+actor_rollout_ref.rollout.enable_prefix_cachng is not a key of verl's config (did you mean "
+        "'actor_rollout_ref.rollout.enable_prefix_caching'?): only code that looks it up by name reads it"]
+
+
+def test_new_namespaces_of_ours_are_known_without_a_list():
+    """The did-you-mean reads the estimators' specs and our schema: every estimator's prefix maps to its section."""
+    import dataclasses
+
+    from verl_focal.config.schema import SECTIONS
+    from verl_focal.estimators import all_specs
+    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.unread import _plain, suggest_key
+
+    tree = _plain(compose_config([]))
+    for spec in all_specs():
+        for section in spec.sections:
+            key = dataclasses.fields(SECTIONS[section])[0].name
+            assert suggest_key(f"algorithm.{spec.name}_{key}", tree) == f"algorithm.{section}.{key}", spec.name

@@ -36,8 +36,8 @@ def test_our_keys_need_no_plus_and_verl_keys_still_compose(composed_config):
         ("+algorithm.focal.gama=1.0", r"^unknown key\(s\) algorithm.focal.gama \(did you mean 'gamma'\?\)"),
         (
             "trainer.total_epoch=3",
-            r"^unknown key trainer.total_epoch \(did you mean 'total_epochs'\?\); "
-            r"to add a new key to verl's config write \+trainer.total_epoch=3",
+            r"^unknown key trainer.total_epoch \(did you mean 'trainer.total_epochs'\?\): verl's config has no "
+            r"trainer.total_epoch; write trainer.total_epochs=3$",  # no "+KEY" advice: nothing would read it
         ),
     ],
 )

@@ -470,7 +470,9 @@ def data_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("data")
     (d / "deepscaler").mkdir()
     (d / "eval").mkdir()
-    pq.write_table(pa.table({"x": list(range(PAPER_ROWS))}), d / "deepscaler" / "qwen2.5-7b.parquet")
+    rows = PAPER_ROWS  # the columns verl's dataset and the reward read (the dry run checks them)
+    pq.write_table(pa.table({"prompt": ["p"] * rows, "data_source": ["d"] * rows,
+                             "reward_model": [{"ground_truth": "1"}] * rows}), d / "deepscaler" / "qwen2.5-7b.parquet")
     for name in ("aime24", "aime25", "amc23", "math500", "minerva_math", "olympiadbench"):
         (d / "eval" / f"{name}.parquet").write_bytes(b"PAR1")
     return d
