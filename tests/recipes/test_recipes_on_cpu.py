@@ -569,3 +569,27 @@ def test_dry_run_on_the_example_data_end_to_end_offline(example_dir):
     assert r.returncode == 0, r.stderr
     assert f"train_files: {example_dir}/math_l3to5/qwen2.5-math-7b.parquet" in r.stdout
     assert "path: Qwen/Qwen2.5-Math-7B" in r.stdout
+
+
+def test_the_readmes_recipe_dry_run_works_as_written_and_refuses_n1_and_a_huge_gamma(tmp_path):
+    """Issue 39: the README's dry-run lines (prep-data example, then DATA_DIR=... --dry-run) run as written; on
+    those files `N=1 grpo.sh` and `GAMMA=1000000 f_grpo.sh` are refused with the number that shows it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [ln.split("#", 1)[0].strip() for ln in readme.splitlines()
+             if "/tmp/verl_focal_example" in ln and not ln.startswith("#")]
+    assert len(lines) == 2, lines
+    env = _env()
+    env.pop("PYTHONPATH", None)
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"  # `verl-focal` of this environment
+    env["PYTHONPATH"] = str(ROOT)
+    for ln in lines:
+        r = subprocess.run(["bash", "-c", ln.replace("/tmp/verl_focal_example", str(tmp_path / "ex"))], cwd=ROOT,
+                           env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, (ln, r.stderr[-2000:])
+    assert "a real launch refuses them unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1" in r.stderr
+    assert "Disabled critic" not in r.stderr
+    for script, var, needle in (("grpo.sh", {"N": "1"}, "grpo compares each response with the others"),
+                                ("f_grpo.sh", {"GAMMA": "1000000"}, "= 0, so every advantage is at most 0")):
+        r = subprocess.run(["bash", str(DS / script), "--dry-run"], env=_env(DATA_DIR=str(tmp_path / "ex"), **var),
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
