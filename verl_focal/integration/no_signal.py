@@ -43,10 +43,9 @@ def _verl_fn(est: Any) -> Any:
     """verl's registered function for ``est`` (None when verl has none by that name)."""
     try:
         from verl.trainer.ppo import core_algos
-
-        return core_algos.get_adv_estimator_fn(str(getattr(est, "value", est)))
-    except (ImportError, ValueError, KeyError):
+    except ImportError:
         return None
+    return getattr(core_algos, "ADV_ESTIMATOR_REGISTRY", {}).get(str(getattr(est, "value", est)))
 
 
 def _takes(fn: Any, name: str) -> bool:
