@@ -846,8 +846,9 @@ def test_new_namespaces_of_ours_are_known_without_a_list():
 
     from verl_focal.config.schema import SECTIONS
     from verl_focal.estimators import all_specs
+    from verl_focal.integration.key_names import plain as _plain
+    from verl_focal.integration.key_names import suggest_key
     from verl_focal.integration.preflight import compose_config
-    from verl_focal.integration.unread import _plain, suggest_key
 
     tree = _plain(compose_config([]))
     for spec in all_specs():

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from omegaconf import DictConfig
 
 __all__ = ["CONFIG_MODULE", "CONFIG_NAME", "TRAINERS", "SEPARATED_REQUIREMENTS", "SEPARATED_DEFAULTS",
-           "check_trainer_name", "check_separated_trainer", "compose_config", "verl_config_searchpath"]
+           "check_trainer_name", "check_separated_trainer", "compose_config", "verl_config_searchpath", "legacy_blocks"]
 
 CONFIG_MODULE = "verl_focal.config"
 CONFIG_NAME = "focal_trainer"
@@ -119,13 +119,13 @@ def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: s
         return ConfigError(
             f"unknown key {key}{did_you_mean(leaf, ours)}; valid keys under {parent}: {sorted(ours)}"
         )
-    from verl_focal.integration.unread import unknown_key_message
+    from verl_focal.integration.key_names import unknown_key_message
 
     try:
         base = compose_config([], config_name=config_name, trainer=trainer)
     except ConfigError:
         base = {}
-    return ConfigError(unknown_key_message(key, value, base, trainer))
+    return ConfigError(unknown_key_message(key, value, base, exclude=legacy_blocks()))
 
 
 def _refuse_trainer_override(overrides: list[str]) -> None:
@@ -139,6 +139,23 @@ def _refuse_trainer_override(overrides: list[str]) -> None:
                     f"choose a trainer with --trainer, one of {list(TRAINERS)}")
             raise ConfigError(f"{o}: `trainer` is verl's section of trainer settings (trainer.total_epochs, ...), "
                               f"not a trainer name; {hint}")
+
+
+def legacy_blocks() -> tuple[str, ...]:
+    """The top-level blocks of verl's ``legacy_reward_impl.yaml`` (kept for backward compatibility, read only by
+    the trainers that migrate them), read from verl's config folder without importing verl."""
+    import os
+
+    import yaml
+
+    search = verl_config_searchpath()
+    if search:
+        try:
+            with open(os.path.join(search.removeprefix("file://"), "legacy_reward_impl.yaml"), encoding="utf-8") as f:
+                return tuple(yaml.safe_load(f) or {})
+        except OSError:
+            pass
+    return ("custom_reward_function", "reward_model", "sandbox_fusion")
 
 
 def verl_config_searchpath() -> str | None:

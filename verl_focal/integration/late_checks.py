@@ -1,15 +1,13 @@
 """What verl itself checks only after start-up, or never, checked before: the run would fail minutes in on a
 reserved GPU node, or train for hours and learn nothing.
 
-* :func:`check_group_size` (now in :mod:`~verl_focal.integration.no_signal`, with the other "trains nothing"
-  checks; re-exported): ``actor_rollout_ref.rollout.n`` against what the estimator needs;
 * :func:`check_reward_function`: ``reward.custom_reward_function`` resolved as verl's
   ``verl.utils.import_utils.load_module`` will (``pkg://`` module or file path), and the function name in
   it, read from its source (nothing of it is run here);
 * :func:`check_verl_choices`: the values of verl's own enumerations that its config validation leaves to
   the first step (the policy loss, the KL estimators), taken from verl itself;
-* :func:`unread_keys` (now in :mod:`~verl_focal.integration.unread`, re-exported): keys the user set that the
-  chosen estimator does not read (one warning each).
+(``actor_rollout_ref.rollout.n`` against the estimator is in :mod:`~verl_focal.integration.no_signal`; keys the
+estimator does not read in :mod:`~verl_focal.integration.unread`.)
 
 Each raises :class:`~verl_focal.config.errors.ConfigError` naming the key, the value and the fix; the
 verl names they read are in ``compat.CONTRACT`` (feature ``entry``).
@@ -23,11 +21,8 @@ import os
 from typing import Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
-from verl_focal.integration.no_signal import RECIPE_N, check_group_size  # noqa: F401 - home: no_signal.py
-from verl_focal.integration.unread import unread_keys  # noqa: F401 - its home is integration/unread.py
 
-__all__ = ["config_get", "check_group_size", "check_reward_function", "check_verl_choices", "kl_penalty_choices",
-           "unread_keys"]
+__all__ = ["config_get", "check_reward_function", "check_verl_choices", "kl_penalty_choices"]
 
 def config_get(config: Any, key: str, default: Any = None) -> Any:
     """``config[key]`` for a dotted ``key`` of a DictConfig or plain dict; ``default`` when absent."""

@@ -1,0 +1,133 @@
+"""Names of config keys: the existing key a user most likely meant, found by leaf name too.
+
+Pure helpers over a composed config (as plain dicts) and our estimators' specs; used by composition
+(:mod:`~verl_focal.integration.compose`, for a key Hydra refuses) and by :mod:`~verl_focal.integration.unread`
+(for ``+``-added and legacy keys).  The known keys are the config's own, never a copied list.  No verl import.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+__all__ = ["suggest_key", "unknown_key_message", "free_keys", "adds_kwargs", "plain", "get", "MISSING"]
+
+MISSING = object()
+
+
+def _walk(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Every path of a config (dicts and leaves) -> its node, as plain containers."""
+    out: dict[str, Any] = {}
+    if isinstance(node, dict):
+        for k, v in node.items():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            out[path] = v
+            out.update(_walk(v, path))
+    return out
+
+
+def plain(config: Any) -> dict:
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(config, DictConfig):
+        return OmegaConf.to_container(config, resolve=False, throw_on_missing=False)  # type: ignore[return-value]
+    return dict(config)
+
+
+def get(tree: dict, key: str) -> Any:
+    node: Any = tree
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return MISSING
+        node = node[part]
+    return node
+
+
+def free_keys(path: str, node: Any) -> bool:
+    """A dict of free keys: empty in the schema, or a ``*kwargs`` dict (passed on as keyword arguments)."""
+    return isinstance(node, dict) and "_target_" not in node and (
+        not node or path.rsplit(".", 1)[-1].endswith("kwargs"))
+
+
+def adds_kwargs(key: str, anc: str) -> bool:
+    """``key`` creates a ``*kwargs`` dict below its existing ancestor ``anc`` (``+reward.custom_reward_function.
+    reward_kwargs.rel_tol``): keys passed on as keyword arguments, read by whatever they are passed to."""
+    new = key.split(".")[len(anc.split(".")) if anc else 0:-1]
+    return any(p.endswith("kwargs") for p in new)
+
+
+def _estimator_alias(parts: list[str]) -> str | None:
+    """``algorithm.f_grpo_gamma`` / ``algorithm.f_grpo.gamma`` -> ``algorithm.focal.gamma``: an estimator's
+    name used as a prefix of a key of a section it reads."""
+    import dataclasses
+
+    from verl_focal.config.schema import SECTIONS
+    from verl_focal.estimators import all_specs
+
+    leaf = parts[-1]
+    for spec in sorted(all_specs(), key=lambda s: -len(s.name)):
+        for section in sorted(spec.sections):
+            fields = {f.name for f in dataclasses.fields(SECTIONS[section])}
+            rest = leaf[len(spec.name) + 1:] if leaf.startswith(spec.name + "_") else None
+            if rest is None and len(parts) >= 2 and parts[-2] == spec.name:
+                rest = leaf
+            if rest in fields:
+                return f"algorithm.{section}.{rest}"
+    return None
+
+
+def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...] = ()) -> str | None:
+    """The existing key the user most likely meant by ``key``, or None.
+
+    In order: an estimator's name used as a prefix (:func:`_estimator_alias`); the longest tail of ``key`` that is
+    also the tail of an existing key (``custom_reward_function.path`` -> ``reward.custom_reward_function.path``);
+    a close spelling among the siblings, then among all leaf names.  ``exclude``: top-level blocks never
+    suggested (verl's legacy ones).  A suggested section with a ``name`` given a plain value gets ``.name``.
+    """
+    parts = key.split(".")
+    alias = _estimator_alias(parts)
+    if alias is not None and get(tree, alias) is not MISSING:
+        return alias
+    paths = {p: v for p, v in _walk(tree).items() if p != key and p.split(".")[0] not in exclude}
+    best = None
+    for n in range(len(parts), 0, -1):
+        tail = parts[-n:]
+        hits = [p for p in paths if p.split(".")[-n:] == tail]
+        if hits and (n > 1 or len(hits) <= 2):
+            hits.sort(key=lambda p: (p.split(".")[0] != parts[0], p.count("."), p))
+            best = hits[0]
+            break
+    if best is None:
+        parent = ".".join(parts[:-1])
+        siblings = {p.rpartition(".")[2]: p for p in paths if p.rpartition(".")[0] == parent}
+        close = [siblings[c] for c in difflib.get_close_matches(parts[-1], list(siblings), n=1, cutoff=0.6)]
+        if not close:
+            leaves: dict[str, list[str]] = {}
+            for p in paths:
+                leaves.setdefault(p.rsplit(".", 1)[-1], []).append(p)
+            leaf = difflib.get_close_matches(parts[-1], list(leaves), n=1, cutoff=0.85)
+            close = leaves[leaf[0]][:1] if leaf and len(leaves[leaf[0]]) == 1 else []
+        best = close[0] if close else None
+    if best is not None and isinstance(paths[best], dict) and "name" in paths[best] and value is not None \
+            and not str(value).startswith(("{", "[")):
+        best += ".name"
+    return best
+
+
+def unknown_key_message(key: str, value: str | None, base: Any, exclude: tuple[str, ...] = ()) -> str:
+    """The message for a key Hydra refused (``not in struct``): the key meant, by leaf name too; the ``+KEY``
+    advice only inside a free-keys dict, where adding a key is what the user meant."""
+    tree = plain(base)
+    parent = key.rpartition(".")[0]
+    shown = f"{key}={value}" if value is not None else key
+    node = get(tree, parent) if parent else tree
+    if parent and free_keys(parent, node) or adds_kwargs(key, parent if node is not MISSING else ""):
+        return f"{parent} takes free keys, added with +: write +{shown}"
+    meant = suggest_key(key, tree, value, exclude=exclude)
+    if meant is not None:
+        fix = f"{meant}={value}" if value is not None else meant
+        return f"unknown key {key} (did you mean {meant!r}?): verl's config has no {key}; write {fix}"
+    where = f"under {parent}" if parent and isinstance(node, dict) else "at the top level"
+    keys = sorted(k for k in (node if isinstance(node, dict) else tree) if not str(k).startswith("_"))
+    return f"unknown key {key}: verl's config has no such key, and nothing would read it; keys {where}: " + (
+        ", ".join(keys[:30]) + (" ..." if len(keys) > 30 else ""))
