@@ -150,8 +150,8 @@ def test_controls_section_and_figure_on_a_synthetic_run(tmp_path):
     fr = frontier_results(json.loads(json.dumps(res)), n_boot=500)  # as read back from results.json
     assert fr["seeds"] == list(range(6)) and [f["name"] for f in fr["families"]][:3] == [
         "lower lr", "entropy bonus", "KL to SFT"]
-    # 13 methods x 3 control families; a method above every control frontier is better against each
-    assert len(fr["claims"]) == 39
+    # 19 methods x 5 control families; a method above every control frontier is better against each
+    assert len(fr["claims"]) == 95
     by = {(c["method"], c["family"]): c for c in fr["claims"]}
     assert by[("F-GRPO N=8 γ=1", "lower lr")]["verdict"] == "better"
     # the deepest method points (x = -0.06) are outside the entropy and KL grids (deepest -0.08) only if beyond;
@@ -168,7 +168,8 @@ def test_controls_section_and_figure_on_a_synthetic_run(tmp_path):
     frontier_plot(res, path)
     assert os.path.getsize(path) > 10_000
     rep = frontier_replication_markdown(res, res)
-    assert rep[0].startswith("| method | vs lower lr | vs entropy bonus | vs KL to SFT |") and len(rep) == 2 + 13
+    assert rep[0].startswith("| method | vs lower lr | vs entropy bonus | vs KL to SFT | vs focal shuffled | "
+                             "vs focal batch-mean |") and len(rep) == 2 + 19
     assert "holds" not in rep[2] and "**better**" in rep[2]
 
 
