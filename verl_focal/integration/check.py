@@ -45,6 +45,10 @@ try:
     out["verl_version"] = verl.__version__
     out["plugin_loaded"] = "verl_focal.plugin" in sys.modules
     from verl_focal.integration.compat import available, disabled
+    try:  # verl's registry module: the plugin registers our estimators when it is imported
+        import verl.trainer.ppo.core_algos
+    except Exception:  # a verl without it: available("estimators") below says so
+        pass
     from verl_focal.integration.registration import collisions, get_spec, registered_names
     out["estimators"] = [n for n in registered_names(aliases=True) if get_spec(n) is not None]
     out["collisions"] = collisions()
