@@ -1,6 +1,6 @@
 """The demo's verdict rows on a small synthetic run of the controls set, for the byte-for-byte pin
-(tests/stats/test_verdict_rows_pinned.py): regenerate with ``python tests/_verdict_rows.py > tests/stats/data/verdict_rows.md``
-only when a change of the rows is intended."""
+(tests/stats/test_verdict_rows_pinned.py).  Regenerate only when a change of the rows is intended:
+``PYTHONPATH=. python tests/_verdict_rows.py > tests/stats/data/verdict_rows.md``."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A run holds a family when every arm of its grid ran (:data:`verl_focal.demo.arms.CONTROL_FAMILIES`,
 :data:`~verl_focal.demo.arms.METHOD_FAMILIES`); with GRPO N=8 and at least one control family, every method arm that
-ran is compared with every control family by :func:`verl_focal.demo.frontier.frontier_claims`.  Everything here
+ran is compared with every control family by :func:`verl_focal.stats.frontier.frontier_claims`.  Everything here
 reads the run's ``results`` (in memory or loaded back from results.json), so a report can be redrawn from a file.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from verl_focal.demo.arms import CONTROL_FAMILIES, METHOD_FAMILIES, REFERENCE_ARM, Family
-from verl_focal.demo.frontier import OUTSIDE, frontier_claims, replicate_frontier
-from verl_focal.demo.stats import t_interval
+from verl_focal.stats.frontier import OUTSIDE, frontier_claims, replicate_frontier
+from verl_focal.stats.verdict import t_interval
 
 __all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_plot", "frontier_replication_markdown"]
 
