@@ -35,7 +35,7 @@ from scipy import stats as _st
 from verl_focal.stats.verdict import BETTER, NOT_DETECTED, NOT_TESTED, WORSE, join_runs, verdict
 
 __all__ = ["FrontierClaim", "OUTSIDE", "MAX_OUTSIDE_SHARE", "interpolate", "frontier_d", "claim_from_resamples",
-           "frontier_claim", "frontier_claims", "replicate_frontier"]
+           "frontier_claim", "frontier_claims", "replicate_frontier", "signed", "claim_cell"]
 
 OUTSIDE = "outside the grid"
 #: resamples allowed outside the family's range before the verdict is ``outside the grid``
@@ -184,3 +184,19 @@ def replicate_frontier(first: Iterable[dict | FrontierClaim], second: Iterable[d
     """Join two runs' equal-x claims on (method, family): ``holds`` when both give the same verdict (better,
     worse, not detected, or outside the grid in both), ``not established`` otherwise."""
     return join_runs(first, second, ("method", "family"), (BETTER, WORSE, NOT_DETECTED, OUTSIDE))
+
+
+def signed(v: float | None) -> str:
+    """``+0.012`` / ``-0.003``; ``—`` for a missing or non-finite value (the tables' number format)."""
+    return "—" if v is None or not math.isfinite(v) else f"{v:+.3f}"
+
+
+def claim_cell(c: dict, x_name: str = "pass@1") -> str:
+    """A claim (``FrontierClaim.as_json()``) as a table cell: ``D [low, high] **verdict**``, ``D (verdict)`` without
+    an interval, or ``outside the grid (<x_name> x; grid lo to hi)``."""
+    if c["verdict"] == OUTSIDE:
+        lo, hi = c["grid"]
+        return f"outside the grid ({x_name} {signed(c['x'])}; grid {signed(lo)} to {signed(hi)})"
+    if c["ci_low"] is None:
+        return f"{signed(c['estimate'])} ({c['verdict']})"
+    return f"{signed(c['estimate'])} [{signed(c['ci_low'])}, {signed(c['ci_high'])}] **{c['verdict']}**"
