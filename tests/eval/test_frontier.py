@@ -147,7 +147,8 @@ def test_runs_on_other_problems_are_compared_on_the_shared_ones_and_the_output_s
     c = next(c for c in fr["claims"] if c["method"] == "above")
     ref = _value(_counts("ref", 1), 1)
     assert c["x"] == pytest.approx(_value(counts, 1) - ref, abs=1e-12)  # the extra problems are not in it
-    assert "aime24: 120 problems shared by every run, left out: above-s1 3" in (design / "out" / "frontier.md").read_text()
+    md = (design / "out" / "frontier.md").read_text()
+    assert "aime24: 120 problems shared by every run, left out: above-s1 3" in md
 
 
 def _refused(capsys, argv: list[str]) -> str:
