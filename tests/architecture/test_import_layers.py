@@ -3,7 +3,7 @@
 Layers, lowest first (a module may import from its own layer or any lower one):
 
 0. ``deadline``, ``pool``, ``config.errors``, ``config.choices`` -- no verl_focal import of their own
-1. ``core`` -- the papers' maths
+1. ``core`` -- the papers' maths; ``stats`` -- the statistics of the comparisons (demo and ``eval frontier``)
 2. ``grading``, ``theory``
 3. ``ood``
 4. ``config`` (the schema)
@@ -27,7 +27,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "verl_focal"
 
 LAYERS = [
     ("verl_focal.deadline", "verl_focal.pool", "verl_focal.config.errors", "verl_focal.config.choices"),
-    ("verl_focal.core",),
+    ("verl_focal.core", "verl_focal.stats"),
     ("verl_focal.grading", "verl_focal.theory"),
     ("verl_focal.ood",),
     ("verl_focal.config",),

@@ -2,7 +2,7 @@
 
 A run holds a family when every arm of its grid ran (:data:`verl_focal.demo.arms.CONTROL_FAMILIES`,
 :data:`~verl_focal.demo.arms.METHOD_FAMILIES`); with GRPO N=8 and at least one control family, every method arm that
-ran is compared with every control family by :func:`verl_focal.demo.frontier.frontier_claims`.  Everything here
+ran is compared with every control family by :func:`verl_focal.stats.frontier.frontier_claims`.  Everything here
 reads the run's ``results`` (in memory or loaded back from results.json), so a report can be redrawn from a file.
 """
 
@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from verl_focal.demo.arms import CONTROL_FAMILIES, METHOD_FAMILIES, REFERENCE_ARM, Family
-from verl_focal.demo.frontier import OUTSIDE, frontier_claims, replicate_frontier
-from verl_focal.demo.stats import t_interval
+from verl_focal.stats.frontier import OUTSIDE, frontier_claims, replicate_frontier
+from verl_focal.stats.frontier import claim_cell as _cell
+from verl_focal.stats.frontier import signed as _s
+from verl_focal.stats.verdict import t_interval
 
 __all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_plot", "frontier_replication_markdown"]
 
@@ -75,24 +77,11 @@ def frontier_results(results: dict[str, Any], n_boot: int = 4000) -> dict[str, A
                              {f.name: [arm for _, arm in _grid(f)] for f in controls}, n_boot=n_boot)
     families = [{"name": f.name, "knob": f.knob, "control": f.control} for f in controls + methods]
     return {"seeds": seeds, "families": families, "points": points, "claims": [c.as_json() for c in claims],
-            "n_boot": n_boot}
-
-
-def _s(v: float | None) -> str:
-    return "—" if v is None or not math.isfinite(v) else f"{v:+.3f}"
+            "n_boot": n_boot, "reference": REFERENCE_ARM, "base": BASE}
 
 
 def _ci(d: dict) -> str:
     return f"{_s(d['mean'])} [{_s(d['ci_low'])}, {_s(d['ci_high'])}]"
-
-
-def _cell(c: dict) -> str:
-    if c["verdict"] == OUTSIDE:
-        lo, hi = c["grid"]
-        return f"outside the grid (pass@1 {_s(c['x'])}; grid {_s(lo)} to {_s(hi)})"
-    if c["ci_low"] is None:
-        return f"{_s(c['estimate'])} ({c['verdict']})"
-    return f"{_s(c['estimate'])} [{_s(c['ci_low'])}, {_s(c['ci_high'])}] **{c['verdict']}**"
 
 
 def _advantage_scale(results: dict[str, Any]) -> list[str]:
