@@ -72,6 +72,11 @@ GAMMA               num    0   -   algorithm.focal.gamma
 K                   int    1   512 algorithm.passk.k
 BETA                num    0   1   algorithm.unlikely.beta
 LIKELIHOOD          choice sum|mean - algorithm.unlikely.likelihood
+EPSILON             num    0<  -   algorithm.maxrl.epsilon
+C_POS               num    0   -   algorithm.ds_grpo.correct_coef
+C_NEG               num    0   -   algorithm.ds_grpo.incorrect_coef
+DS_STD              choice population|sample - algorithm.ds_grpo.std
+BASE_RECIPE         choice grpo|dapo|cispo - the recipe maxrl.sh runs on (its loss and clipping)
 CUE_FLOOR_MODE      choice none|additive|max - algorithm.cue.floor_mode
 FILTER_GROUPS       flag   -   -   algorithm.filter_groups, which drops groups that are all right or all wrong
 DYNAMIC_SAMPLING    flag   -   -   algorithm.filter_groups, which drops groups that are all right or all wrong

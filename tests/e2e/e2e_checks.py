@@ -103,6 +103,15 @@ def assert_cue(steps: list[dict], source: str, rows: int = 0) -> None:
     assert partitioned >= 1, "no group with >= 2 correct answers in two steps"
 
 
+def assert_ds_grpo(steps: list[dict]) -> None:
+    """``ds_grpo``: every row's ``acc`` and old log-prob reached the estimator, every log-prob was finite
+    and the mean one below 0 (log-probs of sampled tokens), and no group was cut to one rollout."""
+    for m in steps:
+        assert m["verl_focal/acc_rows_frac"] == 1.0 and m["verl_focal/old_log_prob_rows_frac"] == 1.0, m
+        assert m["ds_grpo/nonfinite_logprob_rows"] == 0.0 and m["ds_grpo/singleton_groups"] == 0.0, m
+        assert m["ds_grpo/mean_log_prob"] < 0.0, m
+
+
 def assert_unlikely(steps: list[dict], beta: float) -> None:
     """``unlikely_grpo``: every row's ``acc`` and old log-prob reached the estimator, every log-prob was
     finite, and each correct rollout's factor ``1 − β(G − rank)/G`` lies in ``[1 − β, 1]``; at least one

@@ -27,7 +27,7 @@ from test_cue_estimators import L, corpus_batch, expected
 from verl import DataProto
 
 import verl_focal.plugin  # noqa: F401  (registers the estimators; hooks the separated trainers on import)
-from _reference_family import unlikely_rows_reference
+from _reference_family import ds_grpo_rows_reference, unlikely_rows_reference
 from verl_focal.integration.preflight import compose_config
 from verl_focal.partition.cues import signature
 from verl_harness import separated_trainer
@@ -140,6 +140,17 @@ def test_unlikely_grpo_ranks_by_the_rollout_log_probs_in_bypass_mode(kind, likel
     m = trainer.metrics
     # 5 correct rows by `acc` (the reward alone says the same here), ranked by the old log-probs
     assert m["unlikely/correct_rows"] == 5.0 and m["unlikely/nonfinite_logprob_rows"] == 0.0
+
+
+@pytest.mark.parametrize("kind", ["one_step_off", "fully_async"])
+def test_ds_grpo_smooths_by_the_rollout_log_probs_in_bypass_mode(kind):
+    data, rewards, uid, acc, lp, mask = _unlikely_batch()
+    trainer = _trainer(kind, ["algorithm.adv_estimator=ds_grpo", "algorithm.ds_grpo.correct_coef=0.2"], None,
+                       rewards, {"acc": acc.tolist()})
+    out = trainer._fit_compute_advantage(data)
+    ref = ds_grpo_rows_reference(acc.tolist(), acc.tolist(), lp.tolist(), mask.tolist(), uid, [1] * 8, 0.2, 0.05)
+    assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-5)
+    assert trainer.metrics["ds_grpo/nonfinite_logprob_rows"] == 0.0
 
 
 def test_f_grpo_counts_correctness_from_acc_not_the_threshold():

@@ -127,6 +127,11 @@ CASES = {
     "passk_grpo_k8": ("passk_grpo.sh", {"K": "8"}),
     "unlikely_grpo": ("unlikely_grpo.sh", {}),
     "unlikely_grpo_sum": ("unlikely_grpo.sh", {"BETA": "0.5", "LIKELIHOOD": "sum", "FILTER_GROUPS": "1"}),
+    "maxrl": ("maxrl.sh", {}),
+    "maxrl_dapo_filter": ("maxrl.sh", {"BASE_RECIPE": "dapo", "DYNAMIC_SAMPLING": "1", "EPSILON": "0.1"}),
+    "maxrl_cispo": ("maxrl.sh", {"BASE_RECIPE": "cispo"}),
+    "ds_grpo": ("ds_grpo.sh", {}),
+    "ds_grpo_sample": ("ds_grpo.sh", {"C_POS": "0.1", "C_NEG": "0", "DS_STD": "sample"}),
 }
 
 # The F-GRPO paper's training setup (arXiv 2602.06717, Sec. 5), for every DeepScaleR recipe
@@ -223,6 +228,19 @@ DELTAS = {
     "unlikely_grpo_sum": {"algorithm.adv_estimator": "unlikely_grpo", "algorithm.unlikely.beta": 0.5,
                           "algorithm.unlikely.likelihood": "sum", "algorithm.filter_groups.enable": True,
                           "algorithm.filter_groups.metric": "acc"},
+    # MaxRL (the authors' epsilon), also on DAPO's filter and CISPO's loss; DS-GRPO with the authors' defaults
+    "maxrl": {"algorithm.adv_estimator": "maxrl", "algorithm.maxrl.epsilon": 1e-6, "actor_rollout_ref.rollout.n": 8,
+              "actor_rollout_ref.actor.policy_loss.loss_mode": "vanilla", "algorithm.filter_groups.enable": False},
+    "maxrl_dapo_filter": {"algorithm.adv_estimator": "maxrl", "algorithm.maxrl.epsilon": 0.1,
+                          "actor_rollout_ref.actor.clip_ratio_high": 0.28, "algorithm.filter_groups.enable": True,
+                          "algorithm.filter_groups.metric": "acc"},
+    "maxrl_cispo": {"algorithm.adv_estimator": "maxrl", "actor_rollout_ref.actor.policy_loss.loss_mode": "cispo",
+                    "actor_rollout_ref.actor.clip_ratio_low": 1.0, "actor_rollout_ref.actor.clip_ratio_high": 5.0},
+    "ds_grpo": {"algorithm.adv_estimator": "ds_grpo", "algorithm.ds_grpo.correct_coef": 0.05,
+                "algorithm.ds_grpo.incorrect_coef": 0.05, "algorithm.ds_grpo.std": "population",
+                "actor_rollout_ref.rollout.n": 8},
+    "ds_grpo_sample": {"algorithm.adv_estimator": "ds_grpo", "algorithm.ds_grpo.correct_coef": 0.1,
+                       "algorithm.ds_grpo.incorrect_coef": 0.0, "algorithm.ds_grpo.std": "sample"},
 }
 
 # Cue-GRPO (paper summary: Qwen2.5-Math-7B, LoRA 16, 1,000 MATH L3-5, K=64, alpha .8, eps .5, rho .75, clip [.3, 3])
@@ -510,9 +528,12 @@ def test_passk_recipe_with_k_above_n_is_refused_at_start_up():
 
 
 @pytest.mark.parametrize("script,key,want", [("passk_grpo.sh", "passk", {"k": 4}),
-                                             ("unlikely_grpo.sh", "unlikely", {"beta": 0.25, "likelihood": "mean"})])
+                                             ("unlikely_grpo.sh", "unlikely", {"beta": 0.25, "likelihood": "mean"}),
+                                             ("maxrl.sh", "maxrl", {"epsilon": 1e-6}),
+                                             ("ds_grpo.sh", "ds_grpo", {"correct_coef": 0.05, "incorrect_coef": 0.05,
+                                                                        "std": "population"})])
 def test_family_dry_run_end_to_end(script, key, want, data_dir):
-    """The real --dry-run of the Pass@k and unlikeliness recipes (start-up checks included)."""
+    """The real --dry-run of the Pass@k, unlikeliness, MaxRL and DS-GRPO recipes (start-up checks included)."""
     import yaml
 
     r = subprocess.run(["bash", str(DS / script), "--dry-run"], env=_env(DATA_DIR=str(data_dir)),

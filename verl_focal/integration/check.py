@@ -211,9 +211,11 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
                 if not problems:
                     out["checked"].append(f"judge: {sections['cue'].judge.base_url} serves "
                                           f"{sections['cue'].judge.model!r}")
+    from verl_focal.config.schema import SECTIONS
+
     algo = OmegaConf.to_container(config.algorithm, resolve=True)
-    out["algorithm"] = {k: v for k, v in algo.items() if k not in ("focal", "cue", "passk", "unlikely") or k in used}
-    out["unused_sections"] = [k for k in ("focal", "cue", "passk", "unlikely") if k in algo and k not in used]
+    out["algorithm"] = {k: v for k, v in algo.items() if k not in SECTIONS or k in used}
+    out["unused_sections"] = [k for k in SECTIONS if k in algo and k not in used]
     if verbose:
         out["full"] = OmegaConf.to_yaml(config, resolve=True)
     return out
@@ -226,6 +228,8 @@ def _scalar(v) -> str:
 def _compact(algorithm: dict) -> list[str]:
     """The algorithm section in few lines: verl's nested sections on one line each, ours in block form
     (the judge sub-section only when the judge partitions)."""
+    from verl_focal.config.schema import SECTIONS
+
     lines = []
     for key, val in algorithm.items():
         if key == "_target_":
@@ -234,7 +238,7 @@ def _compact(algorithm: dict) -> list[str]:
             lines.append(f"  {key}: {_scalar(val)}")
             continue
         val = {k: v for k, v in val.items() if k != "_target_"}
-        if key not in ("focal", "cue", "passk", "unlikely"):
+        if key not in SECTIONS:
             lines.append(f"  {key}: {json.dumps(val)}")
             continue
         lines.append(f"  {key}:")
