@@ -260,8 +260,9 @@ def _passk_difference_panel(ax, diffs: OrderedDict[str, dict[str, Any]], colors:
 
 
 def grpo_group_sizes(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """:func:`group_size_rows` of the plain GRPO arms (not the controls, which change the actor), by increasing N."""
-    controls = {a["name"] for a in results["config"]["arms"] if a.get("actor")}
+    """:func:`group_size_rows` of the plain GRPO arms (not the controls, which change the actor or the advantages'
+    weights), by increasing N."""
+    controls = {a["name"] for a in results["config"]["arms"] if a.get("actor") or a.get("focal_weights")}
     return sorted((r for r in group_size_rows(results) if r["estimator"] == "grpo" and r["arm"] not in controls),
                   key=lambda r: r["n"])
 
