@@ -78,3 +78,36 @@ def test_no_controls_section_without_a_complete_control_family():
     assert frontier_results(res) is None
     assert frontier_results({"runs": [r for r in _synthetic_results(range(3))["runs"] if r["arm"] != REFERENCE_ARM],
                              "base": {"per_seed": {}}}) is None
+
+
+def test_power_lines_give_the_minimum_detectable_d_of_every_claim_inside_the_grid():
+    """(t_{n−1,0.975} + t_{n−1,0.80}) · se at n seeds, se · √(n/n') with n' − 1 df projected; median and range over
+    the method × control family claims that have an interval; the 'better in every run' line names the pairs."""
+    from scipy import stats
+
+    from verl_focal.demo.frontier_report import frontier_results, power_markdown
+
+    fr = frontier_results(json.loads(json.dumps(_synthetic_results(range(6)))), n_boot=300)
+    ses = [c["se"] for c in fr["claims"] if c["se"] is not None]
+    assert 0 < len(ses) < len(fr["claims"]) or len(ses) == len(fr["claims"])
+
+    def mde(se, n, m):
+        return (stats.t.ppf(0.975, m - 1) + stats.t.ppf(0.8, m - 1)) * se * (n / m) ** 0.5
+
+    at6, at12 = [mde(se, 6, 6) for se in ses], [mde(se, 6, 12) for se in ses]
+    lines = power_markdown([fr])
+    assert lines[0] == (f"- Power ({len(ses)} comparisons inside the grid): the smallest D detected with 80% power at "
+                        f"the 5% level is {np.median(at6):.3f} [{min(at6):.3f}, {max(at6):.3f}] (median [range]) at 6 "
+                        f"seeds, and {np.median(at12):.3f} [{min(at12):.3f}, {max(at12):.3f}] projected to 12 seeds.")
+    better = sorted((c["method"], c["family"]) for c in fr["claims"] if c["verdict"] == "better")
+    assert better and lines[1] == "- Better than a control family at equal pass@1 in this run: " + "; ".join(
+        f"{m} vs {f}" for m, f in better) + "."
+    # two runs: one line per run, projected to the seeds of both; a pair better in one run only is not named
+    other = json.loads(json.dumps(fr))
+    for c in other["claims"]:
+        if (c["method"], c["family"]) == better[0]:
+            c["verdict"] = "not detected"
+    two = power_markdown([fr, other])
+    assert two[0].startswith(f"- Power (run 1: {len(ses)} comparisons") and "projected to 12 seeds" in two[1]
+    assert two[2] == "- Better than a control family at equal pass@1 in every run: " + "; ".join(
+        f"{m} vs {f}" for m, f in better[1:]) + "."

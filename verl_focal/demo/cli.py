@@ -153,7 +153,7 @@ def _load_claims(path: str) -> tuple[list[dict], list[int], dict]:
 
 def _replicate(paths: list[str]) -> int:
     from verl_focal.demo.design import design_mismatch_message
-    from verl_focal.demo.frontier_report import frontier_replication_markdown
+    from verl_focal.demo.frontier_report import frontier_replication_markdown, power_markdown
     from verl_focal.demo.report import headline_markdown, replication_markdown
 
     try:
@@ -187,6 +187,7 @@ def _replicate(paths: list[str]) -> int:
         print("\nEqual pass@1 (the controls): D = the method's Δ pass@256 − the control family's frontier at its "
               "Δ pass@1, run 1 | run 2, and the verdict where both runs agree:\n")
         print("\n".join(frontier))
+        print("\n" + "\n".join(power_markdown([r1["frontier"], r2["frontier"]])))
     return 0
 
 

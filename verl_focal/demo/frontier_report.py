@@ -18,9 +18,11 @@ from verl_focal.demo.arms import CONTROL_FAMILIES, METHOD_FAMILIES, REFERENCE_AR
 from verl_focal.stats.frontier import OUTSIDE, frontier_claims, replicate_frontier
 from verl_focal.stats.frontier import claim_cell as _cell
 from verl_focal.stats.frontier import signed as _s
+from verl_focal.stats.power import minimum_detectable_d
 from verl_focal.stats.verdict import t_interval
 
-__all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_plot", "frontier_replication_markdown"]
+__all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_plot", "frontier_replication_markdown",
+           "power_markdown"]
 
 FRONTIER_PLOT = "frontier.png"
 BASE = "base (SFT)"
@@ -125,7 +127,41 @@ def controls_markdown(results: dict[str, Any]) -> list[str]:
             first = next(c for c in fr["claims"] if c["method"] == m)
             cells = [_cell(by[(m, f)]) if (m, f) in by else "—" for f in controls]
             out.append(f"| {m} | {_s(first['x'])} | {_s(first['y'])} | " + " | ".join(cells) + " |")
-    out += ["", f"![frontier]({FRONTIER_PLOT})"]
+    out += ["", *power_markdown([fr]), "", f"![frontier]({FRONTIER_PLOT})"]
+    return out
+
+
+def power_markdown(frontiers: list[dict[str, Any]]) -> list[str]:
+    """The design's power, stated with its verdicts (docs/demo.md, "Sharper controls"): over the method × control
+    family comparisons inside the grid, the median and range of the smallest D detected with 80% power at the 5%
+    level (:func:`verl_focal.stats.power.minimum_detectable_d` of each claim's bootstrap standard error), at each
+    run's seeds and projected to all the runs' seeds together; then which comparisons are *better* in every run."""
+    if not frontiers:
+        return []
+    out = []
+    sizes = [len(fr["seeds"]) for fr in frontiers]
+    pooled = sum(sizes)
+
+    def span(values: list[float]) -> str:
+        return f"{float(np.median(values)):.3f} [{min(values):.3f}, {max(values):.3f}]" if values else "—"
+
+    controls = {f["name"] for fr in frontiers for f in fr["families"] if f["control"]}
+    for i, fr in enumerate(frontiers):
+        n = len(fr["seeds"])
+        ses = [c["se"] for c in fr["claims"] if c.get("se") is not None and c["family"] in controls and n >= 2]
+        at_n = [minimum_detectable_d(se, n) for se in ses]
+        target = pooled if len(frontiers) > 1 else 2 * n
+        at_t = [minimum_detectable_d(se, n, target) for se in ses]
+        who = f"run {i + 1}: " if len(frontiers) > 1 else ""
+        out.append(f"- Power ({who}{len(ses)} comparisons inside the grid): the smallest D detected with 80% power "
+                   f"at the 5% level is {span(at_n)} (median [range]) at {n} seeds, and {span(at_t)} projected to "
+                   f"{target} seeds.")
+    better = [{(c["method"], c["family"]) for c in fr["claims"] if c["verdict"] == "better" and c["family"] in controls}
+              for fr in frontiers]
+    held = sorted(set.intersection(*better)) if better else []
+    beat = "; ".join(f"{m} vs {f}" for m, f in held) if held else "none"
+    out.append(f"- Better than a control family at equal pass@1 in {'every run' if len(frontiers) > 1 else 'this run'}:"
+               f" {beat}.")
     return out
 
 
