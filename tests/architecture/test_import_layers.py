@@ -146,3 +146,16 @@ def test_below_the_glue_nothing_imports_verl():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             found += [f"{name} imports {m}" for m in mods if m == "verl" or m.startswith(("verl.", "transfer_queue"))]
     assert not found, "\n".join(found)
+
+
+def test_the_statistics_are_plain_numpy_and_scipy():
+    """``stats`` (shared by the demo and ``eval frontier``) imports numpy, scipy and the standard library only."""
+    found = []
+    for name, path in _modules().items():
+        if not name.startswith("verl_focal.stats"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{name} imports {m}" for m in mods if m.split(".")[0] in ("torch", "verl", "matplotlib")]
+    assert not found, "\n".join(found)

@@ -38,8 +38,8 @@ from verl_focal.eval.report import DEFAULT_OOD_PATTERNS, domain_of, short_name
 from verl_focal.stats.frontier import claim_from_resamples, frontier_claims
 from verl_focal.stats.verdict import t_interval
 
-__all__ = ["RunScores", "parse_metric", "read_run", "run_paths", "select_benchmarks", "shared_problems",
-           "frontier_table"]
+__all__ = ["RunScores", "parse_metric", "run_paths", "read_run", "read_demo", "select_benchmarks", "shared_problems",
+           "check_k", "run_value", "frontier_table"]
 
 #: ``--benchmark`` values that average over benchmarks
 AVERAGES = ("in-domain", "ood")

@@ -97,6 +97,8 @@ def claim_from_resamples(method: str, family: str, x: float, y: float, fx: np.nd
     Half-width q · sd(D*) with q = t_{n−1,(1+level)/2} · √(n/(n−1)) over ``seeds`` (n = ``n_seeds``) or
     z_{(1+level)/2} over ``problems``; *outside the grid* when D is, or when more than :data:`MAX_OUTSIDE_SHARE` of
     the D* are."""
+    if resampled not in ("seeds", "problems"):
+        raise ValueError(f"resampled={resampled!r}: choose 'seeds' or 'problems'")
     n_boot = len(bx)
     d = frontier_d(x, y, fx, fy)
     grid_x = np.concatenate([[0.0], fx])
@@ -112,11 +114,9 @@ def claim_from_resamples(method: str, family: str, x: float, y: float, fx: np.nd
         n = n_seeds
         half = float(_st.t.ppf(0.5 + level / 2, n - 1) * math.sqrt(n / (n - 1)) * np.std(boot, ddof=1))
         se = float(math.sqrt(n / (n - 1)) * np.std(boot, ddof=1))
-    elif resampled == "problems":
+    else:
         se = float(np.std(boot, ddof=1))
         half = float(_st.norm.ppf(0.5 + level / 2) * se)
-    else:
-        raise ValueError(f"resampled={resampled!r}: choose 'seeds' or 'problems'")
     lo, hi = d - half, d + half
     return FrontierClaim(method, family, x, y, fy_at, d, lo, hi, grid, share, n_seeds, verdict(lo, hi), se, resampled)
 

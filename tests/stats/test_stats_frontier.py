@@ -111,3 +111,27 @@ def test_replicate_frontier_holds_only_on_the_same_verdict():
          c("D", "lr", "x", 0)])
     assert [(r["method"], r["status"]) for r in rows] == [
         ("A", "holds"), ("B", "holds"), ("C", "not established"), ("D", "not established")]
+
+
+def test_claim_from_resamples_over_problems_uses_the_normal_quantile_and_keeps_the_outside_rule():
+    from verl_focal.stats.frontier import claim_from_resamples
+
+    rng = np.random.default_rng(5)
+    b = 2000
+    fx, fy = np.array([-0.10]), np.array([0.04])  # frontier y = -0.4 x
+    bfx, bfy = fx[:, None] + rng.normal(0, 0.005, (1, b)), fy[:, None] + rng.normal(0, 0.005, (1, b))
+    bx, by = -0.05 + rng.normal(0, 0.005, b), 0.05 + rng.normal(0, 0.005, b)
+    c = claim_from_resamples("M", "F", -0.05, 0.05, fx, fy, bx, by, bfx, bfy, 1, "problems")
+    ds = []
+    for i in range(b):  # D* by hand: the line through (0, 0) and the family's resampled point
+        slope = bfy[0, i] / bfx[0, i]
+        ds.append(by[i] - slope * bx[i])
+    sd = float(np.std(ds, ddof=1))
+    assert c.estimate == pytest.approx(0.05 - 0.02) and c.se == pytest.approx(sd)
+    assert c.ci_high - c.estimate == pytest.approx(st.norm.ppf(0.975) * sd) and c.verdict == "better"
+    assert c.resampled == "problems" and c.n_seeds == 1
+    near = claim_from_resamples("M", "F", -0.002, 0.0, fx, fy, -0.002 + rng.normal(0, 0.005, b), by, bfx, bfy, 1,
+                                "problems")
+    assert near.verdict == OUTSIDE and near.outside_share > 0.025 and near.estimate is not None
+    with pytest.raises(ValueError, match="resampled='folds'"):
+        claim_from_resamples("M", "F", -0.05, 0.05, fx, fy, bx, by, bfx, bfy, 1, "folds")
