@@ -16,6 +16,8 @@ server's weight-update records:
   server received new weights after every step (L2 distance from the initial weights
   grows above 0), and verl's ``training/rollout_probs_diff_max`` (rollout log-probs vs
   the actor's recomputed ones) stays tiny;
+- ``maxrl`` composes with DAPO's group filter and CISPO's loss, and ``ds_grpo`` reads every row's old
+  log-prob from the actor's own pass (their diagnostics in range);
 - through the stock entry point, ``+algorithm.focal.gamma`` reaches ``f_grpo``: with
   γ = 50 every focal weight is (1 − p̂)^50 ≤ 0.75^50, so all advantages collapse.
 
