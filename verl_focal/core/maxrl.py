@@ -30,7 +30,8 @@ EPSILON_DEFAULT = 1e-6
 def maxrl_advantage(
     correct: torch.Tensor, gid: torch.Tensor, n_groups: int, valid: torch.Tensor, epsilon: float = EPSILON_DEFAULT
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Â_i = (c_i − p̂_g)/(p̂_g + ε) per row (MaxRL, arXiv 2602.02710, Sec. 4; docs/methods.md §11).
+    """Â_i = (c_i − p̂_g)/(p̂_g + ε) per row (MaxRL, arXiv 2602.02710, as the authors' code computes it;
+    docs/methods.md §11).
 
     Args:
         correct: (bs,) 0/1 correctness (0 on padding rows).
