@@ -11,7 +11,8 @@ slows down during the bench slows both alike; the table gives medians and the ra
 ``--registry`` adds the same pair for ``import verl; import verl.trainer.ppo.core_algos`` (a process that
 reaches verl's estimator registry, where ours are registered).  ``--ray`` adds one Ray worker start: the
 wall time from asking Ray for a fresh actor (``num_cpus=1``) to that actor having imported verl, with and
-without the plugin in the worker's environment (``runtime_env`` env_vars), interleaved, one Ray session.
+without the plugin in the worker's environment (``runtime_env`` env_vars), interleaved, one Ray session, after
+one untimed actor (Ray's own first start).
 It is the closest honest figure for "every Ray worker pays it" on two cores: Ray's own start-up is in both
 arms alike.  Run it on an idle machine; the figures in docs/bench.md name the date and the load.
 """
@@ -83,6 +84,9 @@ def ray_pair(runs: int) -> None:
     times: dict[bool, list[float]] = {True: [], False: []}
     mods: dict[bool, int] = {}
     try:
+        warm = Worker.remote()  # Ray's own first start (its worker pool), paid once outside the timed pairs
+        ray.get(warm.ready.remote())
+        ray.kill(warm)
         for _ in range(runs):
             for plugin in (True, False):
                 env = {} if plugin else _NO_PLUGIN
