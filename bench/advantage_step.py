@@ -45,6 +45,9 @@ untimed warm-up step per arm on a small batch, and at each size one untimed step
                       the ``*_bypass`` arms
 * ``unlikely_bypass`` ``unlikely_grpo`` in bypass mode: the old log-probs are the rollout's (verl's pass
                       copies them), reduced as in ``unlikely``
+* ``maxrl``           ``maxrl`` (needs only ``acc``)
+* ``ds_grpo``         ``ds_grpo`` (c+ = c- = 0.05): the old log-probs reduced as in ``unlikely``
+* ``ds_grpo_bypass``  ``ds_grpo`` in bypass mode, as ``unlikely_bypass``
 
 The cue arms' prefetch runs in a background thread from the start of the pass; the arms without
 background work get no stand-in time.
@@ -104,7 +107,7 @@ import math_text  # noqa: E402
 from verl_harness import start_transfer_queue, stop_transfer_queue, v1_trainer  # noqa: E402
 
 ARMS = ("grpo", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk", "unlikely", "grpo_bypass",
-        "unlikely_bypass")
+        "unlikely_bypass", "maxrl", "ds_grpo", "ds_grpo_bypass")
 #: verl's stock estimator in the stock trainer mode: the baselines (``*_bypass`` arms are compared with
 #: ``grpo_bypass``)
 STOCK_ARMS = ("grpo", "grpo_bypass")
@@ -237,7 +240,7 @@ def install_timers(timers: Timers) -> None:
     # verl's own passes: what our overrides spend around them is the hook's time (split "ours")
     PPOTrainer._compute_old_log_prob = timers.wrap("verl_olp", PPOTrainer._compute_old_log_prob)
     PPOTrainer._compute_advantage = timers.wrap("verl_adv", PPOTrainer._compute_advantage)
-    for name in ("f_grpo", "cue_grpo", "f_cue_grpo", "passk_grpo", "unlikely_grpo"):
+    for name in ("f_grpo", "cue_grpo", "f_cue_grpo", "passk_grpo", "unlikely_grpo", "maxrl", "ds_grpo"):
         core_algos.ADV_ESTIMATOR_REGISTRY[name] = timers.wrap("estimator", core_algos.ADV_ESTIMATOR_REGISTRY[name])
     targets = {id(credit.credit_multipliers_batch): ("credit", credit.credit_multipliers_batch),
                id(diag.credit_diagnostics): ("credit", diag.credit_diagnostics)}
@@ -563,6 +566,9 @@ def arm_overrides(arm: str, judge_url: str, size: Size) -> list[str]:
             "grpo_bypass": ["algorithm.adv_estimator=grpo", "algorithm.rollout_correction.bypass_mode=true"],
             "unlikely_bypass": ["algorithm.adv_estimator=unlikely_grpo", "algorithm.unlikely.beta=0.25",
                                 "algorithm.rollout_correction.bypass_mode=true"],
+            "maxrl": ["algorithm.adv_estimator=maxrl"],
+            "ds_grpo": ["algorithm.adv_estimator=ds_grpo"],
+            "ds_grpo_bypass": ["algorithm.adv_estimator=ds_grpo", "algorithm.rollout_correction.bypass_mode=true"],
         }[arm]
     )
 
@@ -607,7 +613,8 @@ METRICS_KEPT = ("judge/inflight_joins", "judge/cache_hit_rate",
                 "verl_focal/decoded_rows", "verl_focal/prefetched", "cue/groups_from_signatures",
                 "cue/groups_from_text", "cue/groups_prefetched", "judge/fallback_rate", "judge/requests",
                 "verl_focal/advantage_s", "passk/groups", "unlikely/correct_rows",
-                "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_prob_rows_frac", "actor/entropy")
+                "unlikely/nonfinite_logprob_rows", "verl_focal/old_log_prob_rows_frac", "actor/entropy",
+                "maxrl/groups", "ds_grpo/nonfinite_logprob_rows")
 
 
 def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorkerGroup, overlap_s: float,

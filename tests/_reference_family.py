@@ -76,3 +76,48 @@ def unlikely_rows_reference(scores, correct, loglik, index, valid, beta, eps=1e-
         for i in rows:
             out[i] = (r[i] - mean) / (std + eps) if norm else r[i] - mean
     return out
+
+
+def _groups(index, valid) -> dict:
+    groups: dict = {}
+    for i, u in enumerate(index):
+        if valid[i]:
+            groups.setdefault(u, []).append(i)
+    return groups
+
+
+def maxrl_rows_reference(correct, index, valid, eps=1e-6) -> list[float]:
+    """Â_i = (c_i − p̂)/(p̂ + ε) per group; 0 for a group of one valid row and for a group with no correct one."""
+    out = [0.0] * len(index)
+    for rows in _groups(index, valid).values():
+        n = len(rows)
+        p = sum(1 for i in rows if correct[i]) / n
+        if n == 1 or p == 0:
+            continue
+        for i in rows:
+            out[i] = ((1.0 if correct[i] else 0.0) - p) / (p + eps)
+    return out
+
+
+def ds_grpo_rows_reference(scores, correct, log_probs, mask, index, valid, c_pos=0.05, c_neg=0.05,
+                           population=True, eps=1e-6, norm=True) -> list[float]:
+    """GRPO of the summed reward (population or sample std; a group of one: mean 0, std 1), then
+    − c₊·ℓ̄ on correct rows and + c₋·ℓ̄ on wrong ones, ℓ̄ the mean of the log-probs under the mask."""
+    out = [0.0] * len(index)
+    for rows in _groups(index, valid).values():
+        n = len(rows)
+        if n == 1:
+            mean, std = 0.0, 1.0
+        else:
+            mean = sum(scores[i] for i in rows) / n
+            std = math.sqrt(sum((scores[i] - mean) ** 2 for i in rows) / (n if population else n - 1))
+        for i in rows:
+            a = (scores[i] - mean) / (std + eps) if norm else scores[i] - mean
+            total, count = 0.0, 0
+            for t in range(len(mask[i])):
+                if mask[i][t]:
+                    total += log_probs[i][t]
+                    count += 1
+            lbar = total / count
+            out[i] = a - c_pos * lbar if correct[i] else a + c_neg * lbar
+    return out

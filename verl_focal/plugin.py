@@ -1,13 +1,16 @@
 """verl plugin entry point (``[project.entry-points."verl.plugins"]``).
 
 verl imports this module -- it does not call anything -- on every ``import verl``, in every process
-(driver, TaskRunner, Ray workers).  Importing it:
+(driver, TaskRunner, Ray workers), so importing it costs nothing beyond itself and the two small modules
+below (no verl submodule, no torch kernel, no scipy): ``bench/import_cost.py`` measures it and
+``tests/integration/test_import_cost.py`` holds it to a module budget.  Importing it only arranges, for when
+each verl module is first imported (:func:`~verl_focal.integration.post_import.when_imported`):
 
-* registers our advantage estimators (``f_grpo``, ``cue_grpo``, ``f_cue_grpo``, ``passk_grpo``,
-  ``unlikely_grpo``) in verl's registry;
-* arranges, for when each module is first imported: the hook around verl's ``compute_advantage``
-  (``verl.trainer.ppo.ray_trainer``), the hooked v1 trainer modes ``focal_*`` (``verl.trainer.ppo.v1``)
-  and the hook of the separated trainers (``verl.experimental.separation.ray_trainer``).
+* ``verl.trainer.ppo.core_algos``: our advantage estimators (``f_grpo``, ``cue_grpo``, ...) enter its
+  ``ADV_ESTIMATOR_REGISTRY``; a process that never imports verl's registry never loads them;
+* ``verl.trainer.ppo.ray_trainer``: the hook around verl's ``compute_advantage``;
+* ``verl.trainer.ppo.v1``: the hooked v1 trainer modes ``focal_*``;
+* ``verl.experimental.separation.ray_trainer``: the hook of the separated trainers.
 
 Each step is guarded (:func:`verl_focal.integration.compat.install`): a verl name it needs that is
 missing, or any failure, is one WARNING and that feature is not installed; verl itself always
@@ -42,7 +45,7 @@ def _hook_separated_trainers() -> None:
     hook_separated_trainers()
 
 
-install("estimators", _register)
+when_imported("verl.trainer.ppo.core_algos", lambda: install("estimators", _register))
 when_imported("verl.trainer.ppo.ray_trainer", lambda: install("advantage", _hook_compute_advantage))
 when_imported("verl.trainer.ppo.v1", lambda: install("v1", _register_trainers))
 when_imported("verl.experimental.separation.ray_trainer", lambda: install("separated", _hook_separated_trainers))

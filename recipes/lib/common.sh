@@ -30,7 +30,10 @@
 #   STEPS_PER_EPOCH    steps per epoch (checkpoint + validation cadence) [rows of TRAIN_FILES // TRAIN_BATCH_SIZE,
 #                                                                         or PAPER_TRAIN_ROWS // TRAIN_BATCH_SIZE
 #                                                                         while the file is absent]
-#   EXP_NAME           experiment name                                   [<recipe>_<model tag>_n<N>]
+#   SEED               training seed: data.seed (prompt order), actor_rollout_ref.rollout.seed (vLLM's sampling),
+#                      actor_rollout_ref.actor.data_loader_seed (mini-batch order when actor.shuffle is on)  [42]
+#   EXP_NAME           experiment name                                   [<recipe>_<model tag>_n<N>, + _s<SEED>
+#                                                                         when SEED is set]
 #   CKPT_ROOT          checkpoints go to $CKPT_ROOT/$EXP_NAME            [~/checkpoints/verl_focal]
 #   PYTHON             interpreter with verl-focal installed             [the active virtualenv's python,
 #                                                                         else this checkout's .venv/bin/python
@@ -68,10 +71,16 @@ ENGINE              choice sglang|vllm - actor_rollout_ref.rollout.name
 VAL_OOD             flag   -   -   whether the OOD sets gpqa_diamond, ifeval, synlogic are validated
 STEPS_PER_EPOCH     int    1   -   trainer.save_freq and trainer.test_freq, the steps between checkpoints and validations
 PAPER_TRAIN_ROWS    int    1   -   the steps per epoch while TRAIN_FILES is absent
+SEED                int    0   -   data.seed, actor_rollout_ref.rollout.seed and actor_rollout_ref.actor.data_loader_seed, the training seed
 GAMMA               num    0   -   algorithm.focal.gamma
 K                   int    1   512 algorithm.passk.k
 BETA                num    0   1   algorithm.unlikely.beta
 LIKELIHOOD          choice sum|mean - algorithm.unlikely.likelihood
+EPSILON             num    0<  -   algorithm.maxrl.epsilon
+C_POS               num    0   -   algorithm.ds_grpo.correct_coef
+C_NEG               num    0   -   algorithm.ds_grpo.incorrect_coef
+DS_STD              choice population|sample - algorithm.ds_grpo.std
+BASE_RECIPE         choice grpo|dapo|cispo - the recipe maxrl.sh runs on (its loss and clipping)
 CUE_FLOOR_MODE      choice none|additive|max - algorithm.cue.floor_mode
 FILTER_GROUPS       flag   -   -   algorithm.filter_groups, which drops groups that are all right or all wrong
 DYNAMIC_SAMPLING    flag   -   -   algorithm.filter_groups, which drops groups that are all right or all wrong
@@ -79,7 +88,7 @@ MAX_NUM_GEN_BATCHES int    0   -   algorithm.filter_groups.max_num_gen_batches; 
 OVERLONG_BUFFER     int    1   -   reward.reward_kwargs.overlong_buffer_cfg.len
 OVERLONG_PENALTY    num    0   -   reward.reward_kwargs.overlong_buffer_cfg.penalty_factor'
 _COMMON_VARS="N NNODES GPUS_PER_NODE ROLLOUT_TP GPU_MEM_UTIL TRAIN_BATCH_SIZE MAX_PROMPT_LENGTH MAX_RESPONSE_LENGTH
-TOKEN_LEN_FACTOR ENGINE VAL_OOD STEPS_PER_EPOCH PAPER_TRAIN_ROWS"
+TOKEN_LEN_FACTOR ENGINE VAL_OOD STEPS_PER_EPOCH PAPER_TRAIN_ROWS SEED"
 
 # _check_var NAME: refuse (exit 2) a value of NAME that its row of _RECIPE_VAR_TABLE does not accept
 _check_var() {
@@ -266,7 +275,8 @@ recipe_main() {
         ((STEPS_PER_EPOCH > 0)) ||
             _recipe_die "TRAIN_FILES=$TRAIN_FILES has fewer rows than one batch of TRAIN_BATCH_SIZE=$TRAIN_BATCH_SIZE prompts (0 steps per epoch); lower TRAIN_BATCH_SIZE, or set STEPS_PER_EPOCH"
     fi
-    EXP_NAME="${EXP_NAME:-${RECIPE_NAME}_${MODEL_TAG}_n${N}}"
+    EXP_NAME="${EXP_NAME:-${RECIPE_NAME}_${MODEL_TAG}_n${N}${SEED:+_s$SEED}}"  # one folder per training seed
+    SEED="${SEED:-42}"
     CKPT_ROOT="${CKPT_ROOT:-$HOME/checkpoints/verl_focal}"
 
     local -a overrides=(
@@ -282,6 +292,9 @@ recipe_main() {
         "actor_rollout_ref.rollout.name=$ENGINE"
         "actor_rollout_ref.rollout.tensor_model_parallel_size=$ROLLOUT_TP"
         "actor_rollout_ref.rollout.gpu_memory_utilization=$GPU_MEM_UTIL"
+        "data.seed=$SEED"
+        "actor_rollout_ref.rollout.seed=$SEED"
+        "actor_rollout_ref.actor.data_loader_seed=$SEED"
         "trainer.nnodes=$NNODES"
         "trainer.n_gpus_per_node=$GPUS_PER_NODE"
         "trainer.save_freq=$STEPS_PER_EPOCH"

@@ -3,7 +3,7 @@
 Layers, lowest first (a module may import from its own layer or any lower one):
 
 0. ``deadline``, ``pool``, ``config.errors``, ``config.choices`` -- no verl_focal import of their own
-1. ``core`` -- the papers' maths
+1. ``core`` -- the papers' maths; ``stats`` -- the statistics of the comparisons (demo and ``eval frontier``)
 2. ``grading``, ``theory``
 3. ``ood``
 4. ``config`` (the schema)
@@ -27,7 +27,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "verl_focal"
 
 LAYERS = [
     ("verl_focal.deadline", "verl_focal.pool", "verl_focal.config.errors", "verl_focal.config.choices"),
-    ("verl_focal.core",),
+    ("verl_focal.core", "verl_focal.stats"),
     ("verl_focal.grading", "verl_focal.theory"),
     ("verl_focal.ood",),
     ("verl_focal.config",),
@@ -145,4 +145,17 @@ def test_below_the_glue_nothing_imports_verl():
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             found += [f"{name} imports {m}" for m in mods if m == "verl" or m.startswith(("verl.", "transfer_queue"))]
+    assert not found, "\n".join(found)
+
+
+def test_the_statistics_are_plain_numpy_and_scipy():
+    """``stats`` (shared by the demo and ``eval frontier``) imports numpy, scipy and the standard library only."""
+    found = []
+    for name, path in _modules().items():
+        if not name.startswith("verl_focal.stats"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{name} imports {m}" for m in mods if m.split(".")[0] in ("torch", "verl", "matplotlib")]
     assert not found, "\n".join(found)

@@ -54,7 +54,7 @@ def test_pool_cache_is_keyed_by_generator_version(bench, tok, tmp_path):
     assert not generated and all((np.asarray(first[k]) == np.asarray(again[k])).all() for k in first)
 
 
-@pytest.mark.parametrize("arm", ["cue_judge", "passk", "unlikely_bypass"])
+@pytest.mark.parametrize("arm", ["cue_judge", "passk", "unlikely_bypass", "ds_grpo_bypass"])
 def test_one_composition_gives_each_arms_config(bench, arm):
     from omegaconf import OmegaConf
 

@@ -51,8 +51,9 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
     size = report["sizes"]["32x96"]
     arms = size["arms"]
     assert list(arms) == ["grpo", "grpo_bypass", "f_grpo", "cue_sig", "cue_text", "f_cue", "cue_judge", "passk",
-                          "unlikely", "unlikely_bypass"]
+                          "unlikely", "unlikely_bypass", "maxrl", "ds_grpo", "ds_grpo_bypass"]
     assert arms["unlikely_bypass"]["baseline"] == "grpo_bypass" and arms["unlikely"]["baseline"] == "grpo"
+    assert arms["ds_grpo_bypass"]["baseline"] == "grpo_bypass" and arms["maxrl"]["baseline"] == "grpo"
     for name, r in arms.items():
         assert r["wall_s"] > 0 and r["cpu_s"] > 0 and r["peak_extra_rss_mib"] >= 0, name
         assert r["split"]["old_log_prob"] > 0 and r["split"]["advantage"] > 0, name
@@ -85,6 +86,10 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
         assert m["unlikely/correct_rows"] == size["correct_rows"], name
         assert m["unlikely/nonfinite_logprob_rows"] == 0, name
         assert m["verl_focal/old_log_prob_rows_frac"] == 1.0, name
+    for name in ("ds_grpo", "ds_grpo_bypass"):  # ds_grpo read every row's old log-prob, in bypass mode too
+        m = arms[name]["metrics"]
+        assert m["ds_grpo/nonfinite_logprob_rows"] == 0 and m["verl_focal/old_log_prob_rows_frac"] == 1.0, name
+    assert arms["maxrl"]["metrics"]["maxrl/groups"] == 32 // 8
     rs = report["reward_side"]
     assert rs["responses"] == 4 and 0 < rs["correct"] < 4  # the scorer agreed with the generator on each
     assert rs["ours_ms"]["mean"] > 0 and rs["ours_cue_set_ms"]["mean"] > 0 and rs["verl_math_verify_ms"]["mean"] > 0

@@ -49,6 +49,9 @@ def files(tmp_path_factory):
     (d / "runs_empty").mkdir()
     (d / "runs_empty" / "grpo.jsonl").write_text("")
     (d / "afile").write_text("x")
+    # eval frontier: the runs r, c, m are given by --run
+    (d / "fam.yaml").write_text("reference: {run: r}\ncontrols: [{family: lr, knob: lr, points: [{value: 1, run: c}]}]"
+                                "\nmethods: [{name: m, run: m}]\n")
     (d / "binary.dat").write_bytes(bytes(range(256)) * 4)
     (d / "nul.txt").write_bytes(b"valid UTF-8, but \x00 binary")
     (d / "dup.jsonl").write_text((json.dumps(dict(gen, ground_truth="2")) + "\n") * 2)  # one sample twice
@@ -113,6 +116,18 @@ CASES = [
     (["check", "--skip-probe", "--trainer", "one_stp", *OK], ["did you mean 'one_step_off'"]),
     (["check", "--skip-probe", "--trainer", "fully_async", *CUE, "data.train_batch_size=64"],
      ["set data.train_batch_size=0"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=ds_grpo", "algorithm.rollout_correction.bypass_mode=true",
+      "actor_rollout_ref.rollout.calculate_log_probs=false"],
+     ["algorithm.adv_estimator=ds_grpo reads the rollout policy's log-probs",
+      "set actor_rollout_ref.rollout.calculate_log_probs=true"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=unlikely_grpo",
+      "algorithm.rollout_correction.bypass_mode=true", "actor_rollout_ref.rollout.calculate_log_probs=false"],
+     ["algorithm.adv_estimator=unlikely_grpo reads the rollout policy's log-probs",
+      "set actor_rollout_ref.rollout.calculate_log_probs=true"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=maxrl", "algorithm.maxrl.epsilon=0"],
+     ["algorithm.maxrl.epsilon must be > 0", "set algorithm.maxrl.epsilon=1e-06 (default)"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=ds_grpo", "algorithm.ds_grpo.std=unbiased"],
+     ["algorithm.ds_grpo.std='unbiased' is not one of ['population', 'sample']"]),
     (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpoo"],
      ["'f_grpoo'", "did you mean 'f_grpo'", "verl_focal.f_grpo", "grpo_passk"]),
     (["check", "--skip-probe", *CUE, "algorithm.cue.partitioner=strategy_cues"],
@@ -273,6 +288,22 @@ CASES = [
      ["--out {d}: is a folder"]),
     (["eval", "generate", "--data", "{d}/noprompt.parquet", "--model", "{d}/hf", "--out", "{d}/g.jsonl",
       "--backend", "vlm"], ["'vlm'", "did you mean 'vllm'"]),
+    # eval frontier: runs as eval report reads them (unscored, empty, parquet), the families file, k; eval example
+    (["eval", "frontier", "--families", "{d}/fam.yaml", "--run", "r={d}/unscored.jsonl", "--run",
+      "c={d}/unscored.jsonl", "--run", "m={d}/unscored.jsonl", "--out-dir", "{d}/o"],
+     ["unscored.jsonl: no line has the fields", "'acc'/'score'"]),
+    (["eval", "frontier", "--families", "{d}/fam.yaml", "--run", "r={d}/empty.jsonl", "--run", "c={d}/empty.jsonl",
+      "--run", "m={d}/empty.jsonl", "--out-dir", "{d}/o"], ["empty.jsonl: the file is empty"]),
+    (["eval", "frontier", "--families", "{d}/fam.yaml", "--run", "r={d}/noprompt.parquet", "--run",
+      "c={d}/noprompt.parquet", "--run", "m={d}/noprompt.parquet", "--out-dir", "{d}/o"],
+     ["noprompt.parquet: is a parquet file, not JSONL"]),
+    (["eval", "frontier", "--families", "{d}/nope.yaml", "--runs", "{d}", "--out-dir", "{d}/o"],
+     ["--families {d}/nope.yaml: no such file"]),
+    (["eval", "frontier", "--families", "{d}/fam.yaml", "--runs", "{d}", "--out-dir", "{d}/o"],
+     ["{d}/fam.yaml: run 'r' (the reference) is not in --runs {d}"]),
+    (["eval", "frontier", "--families", "{d}/fam.yaml", "--runs", "{d}", "--x", "pass@k", "--out-dir", "{d}/o"],
+     ["--x 'pass@k': give pass@k with k >= 1"]),
+    (["eval", "example", "--out-dir", "{d}/afile"], ["--out-dir {d}/afile: is a file"]),
     # eval rare-set: generations without prompt_text, empty, parquet; --data without a prompt column
     (["eval", "rare-set", "--generations", "{d}/noprompt_gen.jsonl", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
      ["noprompt_gen.jsonl", "'prompt_text'", "verl-focal eval generate"]),
@@ -370,6 +401,8 @@ EVAL_KINDS = {
     "generate": ["missing column(s)", "no usable row", "is a JSONL/JSON file"],
     "score": ["'ground_truth'", "the file is empty", "is a parquet file"],
     "report": ["'acc'/'score'", "the file is empty", "is a parquet file"],
+    "frontier": ["'acc'/'score'", "the file is empty", "is a parquet file"],
+    "example": ["is a file"],
     "rare-set": ["'prompt_text'", "the file is empty", "is a parquet file"],
     "rare-nll": ["'base_nll'", "the file is empty", "is a parquet file"],
 }

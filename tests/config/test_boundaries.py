@@ -61,6 +61,18 @@ def _unlikely(beta=0.25, likelihood="sum"):
     unlikeliness_factor(score, torch.tensor([1.0, 1.0]), torch.tensor([0, 0]), 1, torch.ones(2), beta)
 
 
+def _maxrl(epsilon):
+    from verl_focal.core.maxrl import maxrl_advantage
+
+    maxrl_advantage(torch.tensor([1.0, 0.0]), torch.tensor([0, 0]), 1, torch.ones(2), epsilon)
+
+
+def _smoothing(c_pos=0.05, c_neg=0.05):
+    from verl_focal.core.smoothing import smoothing_term
+
+    smoothing_term(torch.tensor([-1.0, -2.0]), torch.tensor([1.0, 0.0]), torch.ones(2), c_pos, c_neg)
+
+
 def _prompt(version):
     from verl_focal.partition.judge.prompt import build_messages
 
@@ -82,6 +94,9 @@ CONSUMERS = {
     "algorithm.passk.k": lambda v: _passk(k=v),
     "algorithm.unlikely.beta": lambda v: _unlikely(beta=v),
     "algorithm.unlikely.likelihood": lambda v: _unlikely(likelihood=v),
+    "algorithm.maxrl.epsilon": _maxrl,
+    "algorithm.ds_grpo.correct_coef": lambda v: _smoothing(c_pos=v),
+    "algorithm.ds_grpo.incorrect_coef": lambda v: _smoothing(c_neg=v),
 }
 
 #: bounded fields whose only consumer reads the validated dataclass (no second check to disagree with)
@@ -89,6 +104,7 @@ SCHEMA_ONLY = {
     "algorithm.focal.correctness": "integration/inputs.py branches on FocalConfig.correctness",
     "algorithm.cue.source": "the Cue-GRPO estimator branches on CueConfig.source",
     "algorithm.cue.uniform_boost": "the Cue-GRPO estimator multiplies by CueConfig.uniform_boost",
+    "algorithm.ds_grpo.std": "the ds_grpo estimator branches on DSGRPOConfig.std (population unless 'sample')",
 }
 
 

@@ -45,8 +45,9 @@ def _response_log_prob(logits, ids):
 
 
 def test_grids_are_the_registered_ones_and_every_control_is_grpo_n8():
-    assert [f.name for f in CONTROL_FAMILIES] == ["lower lr", "entropy bonus", "KL to SFT"]
-    lr, ent, kl = CONTROL_FAMILIES
+    assert [f.name for f in CONTROL_FAMILIES] == ["lower lr", "entropy bonus", "KL to SFT", "focal shuffled",
+                                                  "focal batch-mean"]
+    lr, ent, kl = CONTROL_FAMILIES[:3]
     assert [a.actor["optim.lr"] for a in lr.arms] == [3.4e-4, MATCHED_LR, 1.25e-4, 5e-5]
     assert MATCHED_LR == 2.3e-4 and BASE_LR == 5e-4 and lr.ends_at_sft
     assert [a.actor["entropy_coeff"] for a in ent.arms] == [0.001, 0.03, 0.1, 0.3]
@@ -54,16 +55,20 @@ def test_grids_are_the_registered_ones_and_every_control_is_grpo_n8():
         {"use_kl_loss": True, "kl_loss_coef": c, "kl_loss_type": "low_var_kl"} for c in (0.001, 0.1, 0.3, 1.0)]
     for fam in CONTROL_FAMILIES:
         assert fam.control and len(fam.labels) == len(fam.arms)
-        assert all(a.estimator == "grpo" and a.n == 8 and not a.settings for a in fam.arms)
+        assert all(a.estimator == "grpo" and a.n == 8 for a in fam.arms)
+        # the papers' controls change the actor only; the focal weight's controls the weights only
+        assert all(not a.settings and not a.focal_weights for a in fam.arms) == (fam in (lr, ent, kl))
     knobs = {f.name: [dict(a.settings) for a in f.arms] for f in METHOD_FAMILIES}
     assert knobs["F-GRPO"] == [{"focal.gamma": g} for g in (0.5, 1.0, 2.0)]
     assert knobs["Cue-GRPO"] == [{"cue.alpha": a} for a in (0.4, 0.8, 1.6)]
     assert knobs["Unlikely-GRPO"] == [{"unlikely.beta": b, "unlikely.likelihood": "sum"} for b in (0.25, 0.5, 1.0)]
     assert knobs["Pass@k-GRPO"] == [{"passk.k": k} for k in (2, 4, 6)]
+    assert knobs["MaxRL"] == [{"maxrl.epsilon": e} for e in (1e-6, 0.125, 1.0)]
+    assert knobs["DS-GRPO"] == [{"ds_grpo.correct_coef": c, "ds_grpo.incorrect_coef": c} for c in (0.025, 0.05, 0.1)]
     assert not any(f.control for f in METHOD_FAMILIES)
-    # the set: the reference first, then 12 controls and 13 method arms, every arm once, all at N = 8
+    # the set: the reference first, then 18 controls and 19 method arms, every arm once, all at N = 8
     names = [a.name for a in CONTROLS_SET]
-    assert names[0] == REFERENCE_ARM and len(names) == len(set(names)) == 26
+    assert names[0] == REFERENCE_ARM and len(names) == len(set(names)) == 38
     assert all(a.n == 8 for a in CONTROLS_SET)
     # the default settings are the default arms themselves (same name, same settings)
     assert {a.name for a in DEFAULT_ARMS} <= set(names)

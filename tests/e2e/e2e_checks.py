@@ -103,6 +103,31 @@ def assert_cue(steps: list[dict], source: str, rows: int = 0) -> None:
     assert partitioned >= 1, "no group with >= 2 correct answers in two steps"
 
 
+# maxrl + DAPO's group filter on `acc` + CISPO's loss (the settings of FOCAL_DAPO_CISPO)
+MAXRL_DAPO_CISPO = ["algorithm.adv_estimator=maxrl", *FOCAL_DAPO_CISPO[2:]]
+
+
+def assert_maxrl_dapo(steps: list[dict], n: int, batch: int) -> None:
+    """``maxrl`` with DAPO's ``filter_groups`` on ``acc``: ``acc`` came from the reward extras for every row,
+    the filter kept only mixed groups (no singleton), and the weight over GRPO's population-std advantage,
+    √((1 − p̂)/p̂) for p̂ in [1/n, 1 − 1/n], and the advantages (c − p̂)/p̂ in [−1, n − 1] lie in range."""
+    for m in steps:
+        assert m["verl_focal/acc_rows_frac"] == 1.0, m
+        assert m["maxrl/groups"] == batch and m["maxrl/frac_active"] == 1.0 and m["maxrl/singleton_groups"] == 0.0
+        w = m["maxrl/weight_mean_active"]
+        assert (1 / (n - 1)) ** 0.5 - 1e-4 <= w <= (n - 1) ** 0.5 + 1e-4, m
+        assert -1 - 1e-4 <= m["critic/advantages/min"] < 0 < m["critic/advantages/max"] <= n - 1 + 1e-4, m
+
+
+def assert_ds_grpo(steps: list[dict]) -> None:
+    """``ds_grpo``: every row's ``acc`` and old log-prob reached the estimator, every log-prob was finite
+    and the mean one below 0 (log-probs of sampled tokens), and no group was cut to one rollout."""
+    for m in steps:
+        assert m["verl_focal/acc_rows_frac"] == 1.0 and m["verl_focal/old_log_prob_rows_frac"] == 1.0, m
+        assert m["ds_grpo/nonfinite_logprob_rows"] == 0.0 and m["ds_grpo/singleton_groups"] == 0.0, m
+        assert m["ds_grpo/mean_log_prob"] < 0.0, m
+
+
 def assert_unlikely(steps: list[dict], beta: float) -> None:
     """``unlikely_grpo``: every row's ``acc`` and old log-prob reached the estimator, every log-prob was
     finite, and each correct rollout's factor ``1 − β(G − rank)/G`` lies in ``[1 − β, 1]``; at least one

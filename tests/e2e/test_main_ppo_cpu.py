@@ -16,6 +16,8 @@ server's weight-update records:
   server received new weights after every step (L2 distance from the initial weights
   grows above 0), and verl's ``training/rollout_probs_diff_max`` (rollout log-probs vs
   the actor's recomputed ones) stays tiny;
+- ``maxrl`` composes with DAPO's group filter and CISPO's loss, and ``ds_grpo`` reads every row's old
+  log-prob from the actor's own pass (their diagnostics in range);
 - through the stock entry point, ``+algorithm.focal.gamma`` reaches ``f_grpo``: with
   γ = 50 every focal weight is (1 − p̂)^50 ≤ 0.75^50, so all advantages collapse.
 
@@ -36,7 +38,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from e2e_checks import assert_cue, run_and_read  # noqa: E402
+from e2e_checks import MAXRL_DAPO_CISPO, assert_cue, assert_maxrl_dapo, run_and_read  # noqa: E402
 from launch import base_overrides  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
@@ -106,6 +108,16 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
     )
     _assert_trained(run, n=n)
     assert_cue([s["data"] for s in run["steps"]], "signatures")
+
+
+def test_maxrl_dapo_cispo_main_ppo(tmp_path, assets):
+    """``maxrl`` with DAPO's group filter on ``acc`` and CISPO's loss (composed as ``f_grpo`` is), through the v1
+    trainer.  ``ds_grpo``'s end-to-end run is the vLLM one in bypass mode (``make test-vllm``); its recomputed
+    old log-probs go through the v1 trainer's real pass in tests/integration (one run fewer here: CI's time)."""
+    run = _run(tmp_path, assets, "verl_focal.main_ppo", MAXRL_DAPO_CISPO)
+    _assert_trained(run)
+    assert "'loss_mode': 'cispo'" in run["log"]
+    assert_maxrl_dapo([s["data"] for s in run["steps"]], n=ROLLOUT_N, batch=BATCH)
 
 
 @pytest.mark.slow  # a second trainer start; the verl_focal run above is the minimum

@@ -16,8 +16,9 @@ What is asserted:
   hook decoded from vLLM's token ids; the run also carries every engine setting the recipes pass for
   vLLM (``launch.recipe_engine_overrides``: ``cue_grpo.sh``'s LoRA with ``load_format=safetensors`` and
   ``layered_summon``, the sampling keys, a validation pass with ``val_kwargs``);
-- ``unlikely_grpo`` in bypass mode: the estimator ranked by the log-probs vLLM returned (verl computed no
-  old log-probs of its own), and those equal the actor's recomputed ones within a tolerance;
+- ``unlikely_grpo`` and ``ds_grpo`` in bypass mode: the estimator ranked (smoothed) by the log-probs vLLM
+  returned (verl computed no old log-probs of its own), and those equal the actor's recomputed ones within
+  a tolerance;
 - the one-step-off trainer with ``cue_grpo`` from the reward's ``cue_sig``, the weights moving into the
   vLLM engine of the rollout pool through the ``cpu_store`` checkpoint engine;
 - the weights reached vLLM at every step: the engine starts from random weights (``load_format=dummy``),
@@ -39,7 +40,14 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from e2e_checks import FOCAL_DAPO_CISPO, assert_cue, assert_focal_dapo, assert_unlikely, run_and_read  # noqa: E402
+from e2e_checks import (  # noqa: E402
+    FOCAL_DAPO_CISPO,
+    assert_cue,
+    assert_ds_grpo,
+    assert_focal_dapo,
+    assert_unlikely,
+    run_and_read,
+)
 from launch import base_overrides, recipe_engine_overrides, separated_overrides, vllm_overrides  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
@@ -164,8 +172,17 @@ def test_vllm_cue_grpo_from_text_with_recipe_engine_settings(tmp_path, assets, s
     _assert_probs_match(run["steps"])
 
 
-def test_vllm_unlikely_grpo_bypass(tmp_path, assets, shared_env):
-    """``unlikely_grpo`` in bypass mode ranks by the log-probs vLLM returned.
+BETA = 0.25
+#: the estimators that read the old log-probs: each one's settings and its check of the run's metrics
+BYPASS_ESTIMATORS = {
+    "unlikely_grpo": ([f"algorithm.unlikely.beta={BETA}"], lambda steps: assert_unlikely(steps, BETA)),
+    "ds_grpo": (["algorithm.ds_grpo.correct_coef=0.05"], assert_ds_grpo),
+}
+
+
+@pytest.mark.parametrize("estimator", list(BYPASS_ESTIMATORS))
+def test_vllm_old_log_prob_estimators_bypass(tmp_path, assets, shared_env, estimator):
+    """``unlikely_grpo`` (``ds_grpo``) in bypass mode ranks (smooths) by the log-probs vLLM returned.
 
     ``algorithm.rollout_correction.bypass_mode=true``: verl's v1 trainer copies ``rollout_log_probs``
     into ``old_log_probs`` and computes none itself (so it logs no ``training/rollout_probs_diff_*``).
@@ -173,14 +190,14 @@ def test_vllm_unlikely_grpo_bypass(tmp_path, assets, shared_env):
     itself); it logs ``rollout_corr/*``, which compare the rollout log-probs with the actor's log-probs
     of the same tokens before its update (one mini-batch per step), i.e. the actor's recomputation.
     """
-    beta = 0.25
+    settings, check = BYPASS_ESTIMATORS[estimator]
     run = _run(tmp_path, assets, shared_env, [
-        "algorithm.adv_estimator=unlikely_grpo",
-        f"algorithm.unlikely.beta={beta}",
+        f"algorithm.adv_estimator={estimator}",
+        *settings,
         "algorithm.rollout_correction.bypass_mode=true",
         "actor_rollout_ref.actor.policy_loss.loss_mode=bypass_mode",
     ])
-    assert_unlikely(run["steps"], beta)
+    check(run["steps"])
     for m in run["steps"]:
         assert "training/rollout_probs_diff_max" not in m, "verl recomputed old log-probs: not bypass mode"
         corr = {k.removeprefix("actor/rollout_corr/"): v for k, v in m.items() if k.startswith("actor/rollout_corr/")}

@@ -68,6 +68,8 @@ def _advantages(tq, trainer, meta_and_lp):
     ("f_cue_grpo", ["algorithm.focal.gamma=0.5"]),
     ("passk_grpo", ["algorithm.passk.k=2"]),
     ("unlikely_grpo", ["algorithm.unlikely.beta=0.5"]),
+    ("maxrl", []),
+    ("ds_grpo", ["algorithm.ds_grpo.correct_coef=0.2"]),
 ])
 def test_each_session_counts_once_and_all_its_outputs_get_its_advantage(
     transfer_queue, composed_config, tokenizer, estimator, extra  # noqa: F811

@@ -1,5 +1,5 @@
-"""passk_grpo and unlikely_grpo through verl's real ``compute_advantage`` dispatch, the legacy hook,
-and start-up validation (docs/methods.md §9-10)."""
+"""passk_grpo, unlikely_grpo, maxrl and ds_grpo through verl's real ``compute_advantage`` dispatch, the
+legacy hook, and start-up validation (docs/methods.md §9-12)."""
 
 import numpy as np
 import pytest
@@ -11,7 +11,12 @@ from verl.trainer.ppo import ray_trainer
 from verl.trainer.ppo.ray_trainer import compute_advantage
 
 from _reference import make_grouped_batch, reference_advantages
-from _reference_family import passk_rows_reference, unlikely_rows_reference
+from _reference_family import (
+    ds_grpo_rows_reference,
+    maxrl_rows_reference,
+    passk_rows_reference,
+    unlikely_rows_reference,
+)
 from verl_focal.config.schema import ConfigError, validate_algorithm_config
 from verl_focal.estimators.context import use_context
 from verl_focal.estimators.rows import OLD_LOG_PROBS, build_context
@@ -171,6 +176,146 @@ def test_unlikely_through_the_legacy_hook_reads_old_log_probs_from_the_dataproto
     assert metrics["unlikely/correct_rows"] == 5.0
 
 
+# ------------------------------------------------------------ maxrl, ds_grpo
+#: unequal groups, two singletons; u0 is made all-correct and u3 all-wrong below; rows shuffled (interleaved)
+FAMILY_SIZES = [8, 1, 3, 8, 5, 1, 4]
+
+
+def _family_batch(seed, shaped=False):
+    """Rows of 7 groups in random order with 3 padding rows; rewards 0/1 (or, ``shaped``, a correct
+    answer scores 1 − 0.3 and a wrong one −0.2, as an overlong penalty and a format bonus would), and
+    ``acc`` the 0/1 correctness; old log-probs on the response tokens."""
+    rewards, mask, index = make_grouped_batch(seed, FAMILY_SIZES, n_padding=3, length=7)
+    valid = (mask.sum(-1) > 0).numpy()
+    acc = (rewards.sum(-1) > 0.5).double().numpy()
+    acc[index == "u0"], acc[index == "u3"] = 1.0, 0.0
+    acc[~valid] = 0.0
+    score = np.where(acc > 0, 0.7, -0.2) if shaped else acc.copy()
+    score[~valid] = 0.0
+    rewards = torch.zeros_like(mask)
+    last = (mask.sum(-1).long() - 1).clamp(min=0)
+    rewards[torch.arange(len(index)), last] = torch.as_tensor(score, dtype=torch.float32)
+    rewards = rewards * mask
+    rng = np.random.default_rng(200 + seed)
+    old_lp = torch.as_tensor(rng.uniform(-3.0, -0.01, size=mask.shape), dtype=torch.float32) * mask
+    return rewards, mask, index, acc, old_lp
+
+
+def _acc_context(index, acc, needs=frozenset({"acc"})):
+    return build_context(index, needs, [{"acc": float(a)} for a in acc])
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("eps", [1e-6, 0.25])
+def test_maxrl_through_verl_dispatch_equals_loop_reference(seed, eps):
+    rewards, mask, index, acc, _ = _family_batch(seed, shaped=True)
+    ctx = _acc_context(index, acc)
+    with use_context(ctx):
+        adv = _dispatch(rewards, mask, index, OmegaConf.create({"maxrl": {"epsilon": eps}}), "maxrl")
+    valid = (mask.sum(-1) > 0).tolist()
+    ref = maxrl_rows_reference(acc.tolist(), index, valid, eps)  # correctness from acc, never the shaped reward
+    assert torch.allclose(adv, torch.tensor(ref, dtype=torch.float32).unsqueeze(-1) * mask, rtol=1e-5, atol=1e-5)
+    assert adv[mask == 0].abs().max().item() == 0.0
+    for u in ("u0", "u3", "u1", "u5"):  # all correct, all wrong, the two singletons: 0
+        assert adv[torch.as_tensor(index == u)].abs().max().item() == 0.0
+    assert ctx.metrics["maxrl/singleton_groups"] == 2.0 and ctx.metrics["maxrl/groups"] == 7.0
+
+
+def test_maxrl_matches_the_authors_worked_example_and_the_grpo_identity():
+    """[1, 0, 0, 0] -> [3, -1, -1, -1] (prime-rl's test of the same rule); for 0/1 rewards Â equals GRPO's
+    population-std advantage times sqrt((1 - p)/p)."""
+    index = np.array(["a"] * 4 + ["b"] * 8, dtype=object)
+    c = [1, 0, 0, 0] + [1, 1, 1, 0, 0, 0, 0, 0]
+    rewards = torch.tensor(c, dtype=torch.float32).unsqueeze(-1)
+    adv = _dispatch(rewards, torch.ones(12, 1), index, OmegaConf.create({}), "maxrl")[:, 0]
+    assert adv[:4].tolist() == pytest.approx([3.0, -1.0, -1.0, -1.0], rel=1e-5)
+    p = 3 / 8
+    grpo_pop = [(x - p) / np.sqrt(p * (1 - p)) for x in c[4:]]
+    assert adv[4:].tolist() == pytest.approx([a * np.sqrt((1 - p) / p) for a in grpo_pop], rel=1e-5)
+
+
+def test_maxrl_does_not_read_the_shaped_reward_without_acc():
+    """Without ``acc`` correctness is reward > correct_threshold: a +0.3 format bonus on a wrong answer
+    (below the threshold) leaves the advantage exactly that of the 0/1 rewards."""
+    index = np.array(["a"] * 4, dtype=object)
+    plain = torch.tensor([[1.0], [0.0], [0.0], [1.0]])
+    shaped = torch.tensor([[1.3], [0.3], [0.0], [0.9]])
+    a = _dispatch(plain, torch.ones(4, 1), index, OmegaConf.create({}), "maxrl")
+    b = _dispatch(shaped, torch.ones(4, 1), index, OmegaConf.create({}), "maxrl")
+    assert torch.equal(a, b) and a[:, 0].tolist() == pytest.approx([1.0, -1.0, -1.0, 1.0], rel=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("c_pos,c_neg,std,norm", [(0.05, 0.05, "population", True), (0.2, 0.0, "sample", True),
+                                                  (0.0, 0.1, "population", False)])
+def test_ds_grpo_through_verl_dispatch_equals_loop_reference(seed, c_pos, c_neg, std, norm):
+    rewards, mask, index, acc, old_lp = _family_batch(seed)
+    algo = OmegaConf.create({"norm_adv_by_std_in_grpo": norm,
+                             "ds_grpo": {"correct_coef": c_pos, "incorrect_coef": c_neg, "std": std}})
+    ctx = _acc_context(index, acc, frozenset({"acc", OLD_LOG_PROBS}))
+    with use_context(ctx):
+        adv = _dispatch(rewards, mask, index, algo, "ds_grpo", old_lp)
+    valid = (mask.sum(-1) > 0).tolist()
+    ref = ds_grpo_rows_reference(rewards.sum(-1).tolist(), acc.tolist(), old_lp.tolist(), mask.tolist(), index, valid,
+                                 c_pos, c_neg, population=std == "population", norm=norm)
+    assert torch.allclose(adv, torch.tensor(ref, dtype=torch.float32).unsqueeze(-1) * mask, rtol=1e-5, atol=1e-5)
+    assert adv[mask == 0].abs().max().item() == 0.0
+    if c_pos > 0:  # the smoothing applies in an all-correct group too
+        assert adv[torch.as_tensor(index == "u0"), 0].min().item() > 0.0
+    assert ctx.metrics["ds_grpo/singleton_groups"] == 2.0 and ctx.metrics["ds_grpo/nonfinite_logprob_rows"] == 0.0
+
+
+def test_ds_grpo_with_zero_coefficients_is_grpo_and_sample_std_is_verls_grpo():
+    rewards, mask, index, _, old_lp = _family_batch(4)
+    algo = OmegaConf.create({"ds_grpo": {"correct_coef": 0.0, "incorrect_coef": 0.0, "std": "sample"}})
+    ours = _dispatch(rewards, mask, index, algo, "ds_grpo", old_lp)
+    theirs = _dispatch(rewards, mask, index, OmegaConf.create({}), "grpo")
+    assert (ours - theirs).abs().max().item() <= 1e-6
+
+
+def test_ds_grpo_a_nan_log_prob_gets_no_smoothing_and_is_counted_not_fatal():
+    index = np.array(["a"] * 3, dtype=object)
+    rewards = torch.tensor([[0.0, 1.0], [0.0, 0.0], [0.0, 1.0]])
+    old_lp = torch.tensor([[-1.0, -1.0], [float("nan"), -0.2], [-0.5, -0.5]])
+    ctx = build_context(index, frozenset({OLD_LOG_PROBS}))
+    with use_context(ctx):
+        adv = _dispatch(rewards, torch.ones(3, 2), index, OmegaConf.create({}), "ds_grpo", old_lp)[:, 0]
+    grpo = ds_grpo_rows_reference([1.0, 0.0, 1.0], [1, 0, 1], [[0.0, 0.0]] * 3, [[1, 1]] * 3, index, [1] * 3, 0.0, 0.0)
+    assert adv.tolist() == pytest.approx([grpo[0] + 0.05, grpo[1], grpo[2] + 0.025], abs=1e-5)
+    assert ctx.metrics["ds_grpo/nonfinite_logprob_rows"] == 1.0
+
+
+def test_ds_grpo_without_old_log_probs_refuses_with_a_message():
+    rewards, mask, index, _, _ = _family_batch(0)
+    with pytest.raises(ConfigError, match=r"ds_grpo smooths .* old log-probs.*the hook \(dataproto\) found none"):
+        _dispatch(rewards, mask, index, OmegaConf.create({}), "ds_grpo")
+
+
+def test_ds_grpo_through_the_legacy_hook_reads_old_log_probs_from_the_dataproto(legacy_hook):
+    legacy_hook()
+    uid = np.array(["p", "q", "p", "q", "p", "q", "r"], dtype=object)  # interleaved, unequal, a singleton
+    acc = np.array([1, 1, 0, 0, 1, 0, 1], dtype=float)
+    bs, L = 7, 4
+    mask = torch.ones(bs, L)
+    mask[0, 2:] = 0.0
+    rewards = torch.zeros(bs, L)
+    rewards[:, 0] = torch.as_tensor(acc, dtype=torch.float32)
+    old_lp = -torch.arange(1, bs * L + 1, dtype=torch.float32).reshape(bs, L) / 20 * mask
+    data = DataProto.from_dict(
+        tensors={"token_level_rewards": rewards, "token_level_scores": rewards.clone(), "response_mask": mask,
+                 "old_log_probs": old_lp, "responses": torch.ones(bs, L, dtype=torch.long),
+                 "prompts": torch.ones(bs, 3, dtype=torch.long),
+                 "attention_mask": torch.cat([torch.ones(bs, 3), mask], dim=1)},
+        non_tensors={"uid": uid, "acc": acc},
+    )
+    algo = OmegaConf.create({"adv_estimator": "ds_grpo", "ds_grpo": {"correct_coef": 0.1}})
+    out = ray_trainer.compute_advantage(data, adv_estimator="ds_grpo", config=algo)
+    ref = ds_grpo_rows_reference(acc.tolist(), acc.tolist(), old_lp.tolist(), mask.tolist(), uid, [1] * bs, 0.1)
+    assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-5)
+    metrics = ray_trainer.compute_data_metrics(batch=out, use_critic=False)
+    assert metrics["ds_grpo/singleton_groups"] == 1.0
+
+
 # ------------------------------------------------------------------ config
 BAD = [
     ({"passk": {"k": 0}}, r"algorithm.passk.k must be >= 1, got 0"),
@@ -184,6 +329,10 @@ BAD = [
     ({"unlikely": {"beta": 1.5}}, r"algorithm.unlikely.beta must be <= 1.0, got 1.5"),
     ({"unlikely": {"beta": float("nan")}}, r"algorithm.unlikely.beta must be finite"),
     ({"unlikely": {"likelihood": "max"}}, r"algorithm.unlikely.likelihood='max' is not one of \['sum', 'mean'\]"),
+    ({"maxrl": {"epsilon": 0.0}}, r"algorithm.maxrl.epsilon must be > 0.0, got 0.0; set algorithm.maxrl.epsilon=1e-06"),
+    ({"maxrl": {"eps": 0.1}}, r"unknown key\(s\) algorithm.maxrl.eps \(did you mean 'epsilon'\?\)"),
+    ({"ds_grpo": {"correct_coef": -0.1}}, r"algorithm.ds_grpo.correct_coef must be >= 0.0, got -0.1"),
+    ({"ds_grpo": {"std": "populaton"}}, r"algorithm.ds_grpo.std='populaton' is not one of .*did you mean 'population'"),
 ]
 
 
@@ -215,12 +364,34 @@ def test_start_up_refuses_k_above_rollout_n(composed_config):
     validate_all(cfg)  # another estimator: k is not checked against n
 
 
-@pytest.mark.parametrize("est", ["passk_grpo", "unlikely_grpo"])
+@pytest.mark.parametrize("est", ["passk_grpo", "unlikely_grpo", "maxrl", "ds_grpo"])
 def test_start_up_accepts_the_family_with_good_settings(composed_config, est):
     from verl_focal.integration.preflight import validate_all
 
     sections = validate_all(_full(composed_config, f"algorithm.adv_estimator={est}", "algorithm.passk.k=4"))
     assert sections["passk"].k == 4 and sections["unlikely"].beta == 0.25
+    assert sections["maxrl"].epsilon == 1e-6 and sections["ds_grpo"].correct_coef == 0.05
+    assert sections["ds_grpo"].std == "population"
+
+
+BYPASS = "algorithm.rollout_correction.bypass_mode=true"
+NO_ROLLOUT_LP = "actor_rollout_ref.rollout.calculate_log_probs=false"  # verl's default is true
+
+
+@pytest.mark.parametrize("est", ["unlikely_grpo", "ds_grpo"])
+def test_start_up_refuses_bypass_mode_without_the_rollouts_log_probs(composed_config, est):
+    """verl's bypass mode takes the old log-probs from the rollout: without calculate_log_probs there are none."""
+    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.trainer import hooked_trainer_cls
+
+    cfg = _full(composed_config, f"algorithm.adv_estimator={est}", BYPASS, NO_ROLLOUT_LP)
+    with pytest.raises(ConfigError, match=rf"algorithm.adv_estimator={est} reads the rollout policy's log-probs.*"
+                                          r"set actor_rollout_ref.rollout.calculate_log_probs=true"):
+        validate_all(cfg)
+    with pytest.raises(ConfigError, match="calculate_log_probs=true"):  # stock main_ppo, trainer_mode=focal_sync
+        hooked_trainer_cls("sync")(cfg)
+    validate_all(_full(composed_config, f"algorithm.adv_estimator={est}", BYPASS))  # the rollout's log-probs
+    validate_all(_full(composed_config, f"algorithm.adv_estimator={est}", NO_ROLLOUT_LP))  # the actor's pass
 
 
 def test_hooked_trainer_refuses_k_above_n_before_verls_init(composed_config):
@@ -272,7 +443,7 @@ def test_each_estimator_names_the_config_sections_it_reads():
 
     register_all()
     want = {"f_grpo": {"focal"}, "cue_grpo": {"cue"}, "f_cue_grpo": {"focal", "cue"}, "passk_grpo": {"passk"},
-            "unlikely_grpo": {"unlikely"}}
+            "unlikely_grpo": {"unlikely"}, "maxrl": {"maxrl"}, "ds_grpo": {"ds_grpo"}}
     for name, sections in want.items():
         assert get_spec(name).sections == sections == get_spec(f"verl_focal.{name}").sections
         assert sections <= set(SECTIONS)

@@ -1,4 +1,4 @@
-"""passk_grpo / unlikely_grpo through the v1 trainer's real passes and a real TransferQueue.
+"""passk_grpo / unlikely_grpo / maxrl / ds_grpo through the v1 trainer's real passes and a real TransferQueue.
 
 Rollouts are written as verl's agent loop writes them; verl's own ``_compute_old_log_prob`` then
 writes ``old_log_probs`` (the actor worker group is faked at the GPU boundary,
@@ -13,7 +13,12 @@ import numpy as np
 import pytest
 import verl  # noqa: F401
 
-from _reference_family import passk_rows_reference, unlikely_rows_reference
+from _reference_family import (
+    ds_grpo_rows_reference,
+    maxrl_rows_reference,
+    passk_rows_reference,
+    unlikely_rows_reference,
+)
 from verl_harness import ActorWorkerGroup, Rollout, first_token_advantages, put_rollouts, v1_trainer
 
 GROUPS = {
@@ -136,3 +141,60 @@ def test_unlikely_grpo_in_bypass_mode_ranks_by_the_rollouts_log_probs(transfer_q
                                   np.array([r[0] for r in rows], dtype=object), [1] * len(rows), 0.5)
     assert first_token_advantages(transfer_queue, meta) == pytest.approx(ref, abs=1e-5)
     assert len(set(np.round(ref, 6))) > 2  # the ranks changed the advantages (not plain GRPO)
+
+
+def test_ds_grpo_smooths_by_the_old_log_probs_of_verls_pass(transfer_queue, composed_config, monkeypatch):
+    """As unlikely_grpo: verl's own old-log-prob pass, the hook reduces them from verl's DataProto."""
+    meta = _put(transfer_queue, np.random.default_rng(2))
+    worker = ActorWorkerGroup(transfer_queue, {f"{u}_{s}_0": row[3] for u, rows in GROUPS.items()
+                                                for s, row in enumerate(rows)})
+    config = composed_config(["algorithm.adv_estimator=ds_grpo", "algorithm.ds_grpo.correct_coef=0.2",
+                              "algorithm.ds_grpo.incorrect_coef=0.1",
+                              "actor_rollout_ref.rollout.calculate_log_probs=false"])
+    trainer = v1_trainer(config, worker=worker)
+    reads = _spy_on_reads(monkeypatch)
+    metrics: dict = {}
+    trainer._compute_old_log_prob(meta, metrics)
+    assert worker.calls == 1
+    trainer._compute_advantage(meta, metrics)
+    assert _hook_reads(reads) == [("uid", "extra_fields")], reads
+    rows = _expected_rows(meta)
+    ref = ds_grpo_rows_reference([r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows],
+                                 [[1] * len(r[4]) for r in rows], np.array([r[0] for r in rows], dtype=object),
+                                 [1] * len(rows), 0.2, 0.1)
+    assert first_token_advantages(transfer_queue, meta) == pytest.approx(ref, abs=1e-5)
+    assert metrics["ds_grpo/singleton_groups"] == 1.0 and metrics["verl_focal/old_log_prob_rows_frac"] == 1.0
+
+
+def test_ds_grpo_in_bypass_mode_smooths_by_the_rollouts_log_probs(transfer_queue, composed_config, monkeypatch):
+    """Bypass mode: the rollout's log-probs, under the response mask (tool-response tokens out)."""
+    rollouts = [Rollout(u, list(range(4, 4 + len(mask))), reward, {"acc": float(acc)}, session=s,
+                        response_mask=mask, rollout_log_probs=lp)
+                for u, rows in BYPASS_GROUPS.items() for s, (mask, reward, acc, lp) in enumerate(rows)]
+    meta = put_rollouts(transfer_queue, rollouts, rng=np.random.default_rng(5))
+    config = composed_config(["algorithm.adv_estimator=ds_grpo", "algorithm.ds_grpo.correct_coef=0.3",
+                              "actor_rollout_ref.rollout.calculate_log_probs=true",
+                              "algorithm.rollout_correction.bypass_mode=true"])
+    trainer = v1_trainer(config)
+    reads = _spy_on_reads(monkeypatch)
+    metrics: dict = {}
+    trainer._compute_old_log_prob(meta, metrics)
+    assert ("rollout_log_probs",) in reads and "actor/entropy" not in metrics
+    trainer._compute_advantage(meta, metrics)
+    lookup = {f"{u}_{s}_0": (u,) + row for u, rows in BYPASS_GROUPS.items() for s, row in enumerate(rows)}
+    rows = [lookup[k] for k in meta.keys]
+    ref = ds_grpo_rows_reference([r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows],
+                                 [r[1] for r in rows], np.array([r[0] for r in rows], dtype=object),
+                                 [1] * len(rows), 0.3, 0.05)
+    assert first_token_advantages(transfer_queue, meta) == pytest.approx(ref, abs=1e-5)
+
+
+def test_maxrl_through_v1_compute_advantage(transfer_queue, composed_config):
+    meta = _put(transfer_queue, np.random.default_rng(3))
+    trainer = v1_trainer(composed_config(["algorithm.adv_estimator=maxrl"]))
+    metrics: dict = {}
+    trainer._compute_advantage(meta, metrics)
+    rows = _expected_rows(meta)
+    ref = maxrl_rows_reference([r[3] for r in rows], np.array([r[0] for r in rows], dtype=object), [1] * len(rows))
+    assert first_token_advantages(transfer_queue, meta) == pytest.approx(ref, abs=1e-5)
+    assert metrics["maxrl/singleton_groups"] == 1.0 and metrics["maxrl/groups"] == 3.0

@@ -27,7 +27,7 @@ from test_cue_estimators import L, corpus_batch, expected
 from verl import DataProto
 
 import verl_focal.plugin  # noqa: F401  (registers the estimators; hooks the separated trainers on import)
-from _reference_family import unlikely_rows_reference
+from _reference_family import ds_grpo_rows_reference, maxrl_rows_reference, unlikely_rows_reference
 from verl_focal.integration.preflight import compose_config
 from verl_focal.partition.cues import signature
 from verl_harness import separated_trainer
@@ -142,6 +142,17 @@ def test_unlikely_grpo_ranks_by_the_rollout_log_probs_in_bypass_mode(kind, likel
     assert m["unlikely/correct_rows"] == 5.0 and m["unlikely/nonfinite_logprob_rows"] == 0.0
 
 
+@pytest.mark.parametrize("kind", ["one_step_off", "fully_async"])
+def test_ds_grpo_smooths_by_the_rollout_log_probs_in_bypass_mode(kind):
+    data, rewards, uid, acc, lp, mask = _unlikely_batch()
+    trainer = _trainer(kind, ["algorithm.adv_estimator=ds_grpo", "algorithm.ds_grpo.correct_coef=0.2"], None,
+                       rewards, {"acc": acc.tolist()})
+    out = trainer._fit_compute_advantage(data)
+    ref = ds_grpo_rows_reference(acc.tolist(), acc.tolist(), lp.tolist(), mask.tolist(), uid, [1] * 8, 0.2, 0.05)
+    assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-5)
+    assert trainer.metrics["ds_grpo/nonfinite_logprob_rows"] == 0.0
+
+
 def test_f_grpo_counts_correctness_from_acc_not_the_threshold():
     """DAPO-shaped rewards: a correct but overlong-penalised answer scores 0.1 (< threshold 0.5)."""
     from _reference import reference_advantages
@@ -165,6 +176,27 @@ def test_f_grpo_counts_correctness_from_acc_not_the_threshold():
     assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-6)
     assert ref != pytest.approx(wrong, abs=1e-3)
     assert trainer.metrics["focal/acc_from_extra_frac"] == 1.0
+
+
+@pytest.mark.parametrize("kind", ["one_step_off", "fully_async"])
+def test_maxrl_reads_acc_not_the_shaped_reward_in_the_separated_trainers(kind):
+    """DAPO-shaped rewards (a correct but penalised answer scores 0.1): MaxRL's c is `acc`."""
+    uid = np.array(["p"] * 4 + ["q"] * 4, dtype=object)
+    acc = np.array([1, 1, 0, 0, 1, 0, 0, 0], dtype=float)
+    score = np.array([0.1, 1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
+    rewards = torch.zeros(8, 4)
+    rewards[:, -1] = torch.as_tensor(score, dtype=torch.float32)
+    data = DataProto.from_dict(
+        tensors={"responses": torch.ones(8, 4, dtype=torch.long), "response_mask": torch.ones(8, 4),
+                 "attention_mask": torch.ones(8, 7), "prompts": torch.ones(8, 3, dtype=torch.long)},
+        non_tensors={"uid": uid},
+    )
+    trainer = _trainer(kind, ["algorithm.adv_estimator=maxrl"], None, rewards,
+                       {"acc": acc.tolist(), "score": score.tolist()})
+    out = trainer._fit_compute_advantage(data)
+    ref = maxrl_rows_reference(acc.tolist(), uid, [True] * 8)
+    assert out.batch["advantages"][:, 0].tolist() == pytest.approx(ref, abs=1e-6)
+    assert ref[4] == pytest.approx(3.0, rel=1e-5)
 
 
 @pytest.mark.parametrize("kind", ["one_step_off", "fully_async"])

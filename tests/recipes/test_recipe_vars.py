@@ -71,6 +71,10 @@ def test_every_variable_a_recipe_reads_is_in_the_table_and_listed_by_its_script(
     ("dapo.sh", {"DYNAMIC_SAMPLING": "true"}, "recipe dapo: error: DYNAMIC_SAMPLING=true: must be 0 or 1"),
     ("f_dapo.sh", {"GAMMA": "-1"}, "recipe f_dapo: error: GAMMA=-1: must be a number >= 0"),
     ("passk_grpo.sh", {"K": "four"}, "recipe passk_grpo: error: K=four: must be an integer from 1 to 512"),
+    ("maxrl.sh", {"EPSILON": "0"}, "recipe maxrl: error: EPSILON=0: must be a number > 0"),
+    ("maxrl.sh", {"BASE_RECIPE": "f_grpo"},
+     "recipe maxrl: error: BASE_RECIPE=f_grpo: must be one of grpo, dapo, cispo"),
+    ("ds_grpo.sh", {"DS_STD": "unbiased"}, "recipe ds_grpo: error: DS_STD=unbiased: must be one of population, sample"),
     ("cue_grpo.sh", {"CUE_FLOOR_MODE": "min"},
      "recipe cue_grpo: error: CUE_FLOOR_MODE=min: must be one of none, additive, max"),
     ("grpo.sh", {"GPU_MEM_UTIL": "0"}, "recipe grpo: error: GPU_MEM_UTIL=0: must be a number > 0 and <= 1"),
@@ -143,18 +147,21 @@ def _schema_accepts(key: str, value: str) -> bool:
 #: values around each bound, as a user would type them (plain decimals: bash also refuses "+1" and "1_000", which
 #: Hydra would read as 1 and 1000)
 PROBES = ["-1", "0", "0.0", "0.", "1e-3", "1E2", ".5", "0.5", "00.5", "01", "1", "1.", "1.0", "1.5", "2", "511",
-          "512", "513", "inf", "nan", "abc", "sum", "mean", "none", "max", "additive", "min"]
+          "512", "513", "inf", "nan", "abc", "sum", "mean", "none", "max", "additive", "min", "population", "sample"]
 
 
 def test_bounds_of_the_algorithm_keys_are_the_schemas():
     """For every variable that sets one of our algorithm.* keys, bash accepts exactly the values the schema accepts
     (GAMMA >= 0, K in [K_MIN, K_MAX], BETA in [BETA_MIN, BETA_MAX], the LIKELIHOODS and FLOOR_MODES)."""
     scripts = {"GAMMA": "f_grpo.sh", "K": "passk_grpo.sh", "BETA": "unlikely_grpo.sh", "LIKELIHOOD": "unlikely_grpo.sh",
-               "CUE_FLOOR_MODE": "cue_grpo.sh"}
+               "CUE_FLOOR_MODE": "cue_grpo.sh", "EPSILON": "maxrl.sh", "C_POS": "ds_grpo.sh", "C_NEG": "ds_grpo.sh",
+               "DS_STD": "ds_grpo.sh"}
     keyed = {n: row[3].split(",")[0] for n, row in _table().items() if row[3].startswith(("algorithm.focal",
                                                                                         "algorithm.passk",
                                                                                         "algorithm.unlikely",
-                                                                                        "algorithm.cue"))}
+                                                                                        "algorithm.cue",
+                                                                                        "algorithm.maxrl",
+                                                                                        "algorithm.ds_grpo"))}
     assert set(keyed) == set(scripts)
     for name, key in keyed.items():
         for value in PROBES:

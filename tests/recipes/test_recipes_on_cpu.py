@@ -27,7 +27,8 @@ def _env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VERL_FOCAL_DATA",))}
     for k in ("MODEL", "N", "ENGINE", "NNODES", "GPUS_PER_NODE", "GAMMA", "TRAIN_FILES", "VAL_FILES", "DATA_DIR",
               "STEPS_PER_EPOCH", "MAX_RESPONSE_LENGTH", "TRAIN_BATCH_SIZE", "EXP_NAME", "RECIPE_NAME", "JUDGE_MODEL",
-              "DYNAMIC_SAMPLING", "OVERLONG_BUFFER", "CUE_PARTITIONER", "CUE_FLOOR_MODE", "K", "BETA", "LIKELIHOOD"):
+              "DYNAMIC_SAMPLING", "OVERLONG_BUFFER", "CUE_PARTITIONER", "CUE_FLOOR_MODE", "K", "BETA", "LIKELIHOOD",
+              "SEED"):
         env.pop(k, None)
     env.update(HOME="/home/u", PYTHON=sys.executable, PYTHONPATH=str(ROOT))
     env.update(extra)
@@ -127,6 +128,11 @@ CASES = {
     "passk_grpo_k8": ("passk_grpo.sh", {"K": "8"}),
     "unlikely_grpo": ("unlikely_grpo.sh", {}),
     "unlikely_grpo_sum": ("unlikely_grpo.sh", {"BETA": "0.5", "LIKELIHOOD": "sum", "FILTER_GROUPS": "1"}),
+    "maxrl": ("maxrl.sh", {}),
+    "maxrl_dapo_filter": ("maxrl.sh", {"BASE_RECIPE": "dapo", "DYNAMIC_SAMPLING": "1", "EPSILON": "0.1"}),
+    "maxrl_cispo": ("maxrl.sh", {"BASE_RECIPE": "cispo"}),
+    "ds_grpo": ("ds_grpo.sh", {}),
+    "ds_grpo_sample": ("ds_grpo.sh", {"C_POS": "0.1", "C_NEG": "0", "DS_STD": "sample"}),
 }
 
 # The F-GRPO paper's training setup (arXiv 2602.06717, Sec. 5), for every DeepScaleR recipe
@@ -223,6 +229,19 @@ DELTAS = {
     "unlikely_grpo_sum": {"algorithm.adv_estimator": "unlikely_grpo", "algorithm.unlikely.beta": 0.5,
                           "algorithm.unlikely.likelihood": "sum", "algorithm.filter_groups.enable": True,
                           "algorithm.filter_groups.metric": "acc"},
+    # MaxRL (the authors' epsilon), also on DAPO's filter and CISPO's loss; DS-GRPO with the authors' defaults
+    "maxrl": {"algorithm.adv_estimator": "maxrl", "algorithm.maxrl.epsilon": 1e-6, "actor_rollout_ref.rollout.n": 8,
+              "actor_rollout_ref.actor.policy_loss.loss_mode": "vanilla", "algorithm.filter_groups.enable": False},
+    "maxrl_dapo_filter": {"algorithm.adv_estimator": "maxrl", "algorithm.maxrl.epsilon": 0.1,
+                          "actor_rollout_ref.actor.clip_ratio_high": 0.28, "algorithm.filter_groups.enable": True,
+                          "algorithm.filter_groups.metric": "acc"},
+    "maxrl_cispo": {"algorithm.adv_estimator": "maxrl", "actor_rollout_ref.actor.policy_loss.loss_mode": "cispo",
+                    "actor_rollout_ref.actor.clip_ratio_low": 1.0, "actor_rollout_ref.actor.clip_ratio_high": 5.0},
+    "ds_grpo": {"algorithm.adv_estimator": "ds_grpo", "algorithm.ds_grpo.correct_coef": 0.05,
+                "algorithm.ds_grpo.incorrect_coef": 0.05, "algorithm.ds_grpo.std": "population",
+                "actor_rollout_ref.rollout.n": 8},
+    "ds_grpo_sample": {"algorithm.adv_estimator": "ds_grpo", "algorithm.ds_grpo.correct_coef": 0.1,
+                       "algorithm.ds_grpo.incorrect_coef": 0.0, "algorithm.ds_grpo.std": "sample"},
 }
 
 # Cue-GRPO (paper summary: Qwen2.5-Math-7B, LoRA 16, 1,000 MATH L3-5, K=64, alpha .8, eps .5, rho .75, clip [.3, 3])
@@ -512,9 +531,12 @@ def test_passk_recipe_with_k_above_n_is_refused_at_start_up():
 
 
 @pytest.mark.parametrize("script,key,want", [("passk_grpo.sh", "passk", {"k": 4}),
-                                             ("unlikely_grpo.sh", "unlikely", {"beta": 0.25, "likelihood": "mean"})])
+                                             ("unlikely_grpo.sh", "unlikely", {"beta": 0.25, "likelihood": "mean"}),
+                                             ("maxrl.sh", "maxrl", {"epsilon": 1e-6}),
+                                             ("ds_grpo.sh", "ds_grpo", {"correct_coef": 0.05, "incorrect_coef": 0.05,
+                                                                        "std": "population"})])
 def test_family_dry_run_end_to_end(script, key, want, data_dir):
-    """The real --dry-run of the Pass@k and unlikeliness recipes (start-up checks included)."""
+    """The real --dry-run of the Pass@k, unlikeliness, MaxRL and DS-GRPO recipes (start-up checks included)."""
     import yaml
 
     r = subprocess.run(["bash", str(DS / script), "--dry-run"], env=_env(DATA_DIR=str(data_dir)),
@@ -593,3 +615,54 @@ def test_the_readmes_recipe_dry_run_works_as_written_and_refuses_n1_and_a_huge_g
         r = subprocess.run(["bash", str(DS / script), "--dry-run"], env=_env(DATA_DIR=str(tmp_path / "ex"), **var),
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+
+
+#: the seeds verl 0.9.1 reads in a GRPO run: prompt order (RandomSampler), vLLM's sampling seed (replica rank + seed;
+#: SGLang's server in 0.9.1 reads none), mini-batch order (when actor.shuffle is on); and the names SEED adds
+SEED_KEYS = ("data.seed", "actor_rollout_ref.rollout.seed", "actor_rollout_ref.actor.data_loader_seed")
+SEED_NAMES = ("trainer.experiment_name", "trainer.default_local_dir")
+#: verl's rollout trace copies the experiment name (an interpolation of trainer.experiment_name)
+TRACE_NAME = "actor_rollout_ref.rollout.trace.experiment_name"
+
+
+def _flat(d, prefix=""):
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        out.update(_flat(v, key + ".") if isinstance(v, dict) else {key: v})
+    return out
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in DS.glob("*.sh")))
+def test_every_recipe_takes_a_training_seed_and_prints_it(script):
+    env = {"JUDGE_MODEL": "judge-7b"} if "judge" in script else {}
+    a, b = overrides_of(script, SEED="1", **env), overrides_of(script, SEED="2", **env)
+    diff = sorted({o.split("=", 1)[0] for o in set(a) ^ set(b)})
+    assert diff == sorted(SEED_KEYS + SEED_NAMES), diff
+    assert all(f"{k}=1" in a for k in SEED_KEYS) and any(o.endswith("_s1") for o in a)
+    default = overrides_of(script, **env)  # unset: verl's and the recipe's 42, and the names without a seed
+    assert all(f"{k}=42" in default for k in SEED_KEYS) and not any(o.endswith("_s42") for o in default)
+
+
+def test_two_seeds_differ_only_in_the_seed_keys_in_the_dry_run(data_dir):
+    """The real --dry-run of two seeds: the resolved configs differ in the three seed keys and in the run's name and
+    checkpoint folder (one folder per seed), nothing else."""
+    import yaml
+
+    docs = []
+    for seed in ("3", "4"):
+        r = subprocess.run(["bash", str(DS / "grpo.sh"), "--dry-run"], env=_env(DATA_DIR=str(data_dir), SEED=seed),
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        body = "\n".join(line for line in r.stdout.splitlines() if not line.startswith("[validate_config]"))
+        docs.append(_flat(yaml.safe_load(body)))
+    diff = sorted(k for k in docs[0].keys() | docs[1].keys() if docs[0].get(k) != docs[1].get(k))
+    assert diff == sorted(SEED_KEYS + SEED_NAMES + (TRACE_NAME,)), diff
+    assert [docs[0][k] for k in SEED_KEYS] == [3, 3, 3] and [docs[1][k] for k in SEED_KEYS] == [4, 4, 4]
+    assert docs[1]["trainer.experiment_name"] == "grpo_qwen2.5-7b_n8_s4"
+
+
+def test_a_bad_seed_is_refused_in_one_line():
+    r = subprocess.run(["bash", str(DS / "grpo.sh"), "--print-overrides"], env=_env(SEED="-1"), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith("recipe grpo: error: SEED=-1: must be an integer >= 0")

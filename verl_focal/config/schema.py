@@ -24,6 +24,8 @@ __all__ = [
     "JudgeConfig",
     "PassKConfig",
     "UnlikelyConfig",
+    "MaxRLConfig",
+    "DSGRPOConfig",
     "SECTIONS",
     "AlgorithmSettings",
     "parse_settings",
@@ -39,7 +41,10 @@ from verl_focal.config.choices import CUE_BACKENDS
 from verl_focal.config.errors import ConfigError, did_you_mean
 from verl_focal.core.credit import FLOOR_MODES, validate_credit_args
 from verl_focal.core.groups import BASES
+from verl_focal.core.maxrl import EPSILON_DEFAULT as MAXRL_EPSILON
 from verl_focal.core.passk_advantage import K_MAX, K_MIN
+from verl_focal.core.smoothing import COEF_DEFAULT as DS_COEF
+from verl_focal.core.smoothing import STD_READINGS
 from verl_focal.core.unlikeliness import BETA_MAX, BETA_MIN, LIKELIHOODS
 
 #: ``algorithm.focal.correctness`` values, read by :mod:`verl_focal.estimators.inputs`
@@ -232,10 +237,36 @@ class UnlikelyConfig:
         choices=LIKELIHOODS))
 
 
+@dataclass(frozen=True)
+class MaxRLConfig:
+    """``algorithm.maxrl``: the MaxRL advantage (``maxrl``; docs/methods.md §11)."""
+
+    epsilon: float = field(default=MAXRL_EPSILON, metadata=_doc(
+        "ε in Â = (c − p̂)/(p̂ + ε), c the 0/1 correctness and p̂ the group's success rate. 1e-06 is the authors'; "
+        "it matters only when comparable to 1/rollout.n, where a larger ε shrinks the weight of hard prompts.",
+        min_exclusive=0.0))
+
+
+@dataclass(frozen=True)
+class DSGRPOConfig:
+    """``algorithm.ds_grpo``: differential smoothing (``ds_grpo``; docs/methods.md §12)."""
+
+    correct_coef: float = field(default=DS_COEF, metadata=_doc(
+        "c₊: a correct rollout's advantage gets − c₊·ℓ̄, ℓ̄ its token-mean old log-prob (≤ 0). 0.05 is the "
+        "authors' default.", min=0.0))
+    incorrect_coef: float = field(default=DS_COEF, metadata=_doc(
+        "c₋: a wrong rollout's advantage gets + c₋·ℓ̄. 0.05 is the authors' default.", min=0.0))
+    std: str = field(default="population", metadata=_doc(
+        "The group std in the GRPO term: population (divides by N, the authors' code) or sample (N − 1, "
+        "verl's grpo). algorithm.norm_adv_by_std_in_grpo=false drops the division.", choices=STD_READINGS))
+
+
 #: (path under ``algorithm``, dataclass)
 SECTIONS: dict[str, type] = {"focal": FocalConfig, "cue": CueConfig}
 SECTIONS["passk"] = PassKConfig
 SECTIONS["unlikely"] = UnlikelyConfig
+SECTIONS["maxrl"] = MaxRLConfig
+SECTIONS["ds_grpo"] = DSGRPOConfig
 
 
 def _to_plain(value: Any) -> Any:
@@ -386,6 +417,8 @@ class AlgorithmSettings:
     cue: CueConfig = field(default_factory=CueConfig)
     passk: PassKConfig = field(default_factory=PassKConfig)
     unlikely: UnlikelyConfig = field(default_factory=UnlikelyConfig)
+    maxrl: MaxRLConfig = field(default_factory=MaxRLConfig)
+    ds_grpo: DSGRPOConfig = field(default_factory=DSGRPOConfig)
     #: verl's own ``algorithm.norm_adv_by_std_in_grpo`` (GRPO vs Dr.GRPO base advantage)
     norm_adv_by_std_in_grpo: bool = True
 

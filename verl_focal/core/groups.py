@@ -68,10 +68,12 @@ def group_advantage(
     valid: torch.Tensor,
     base: str = "grpo",
     epsilon: float = 1e-6,
+    unbiased: bool = True,
 ) -> torch.Tensor:
     """Scalar group-relative advantage per row (docs/methods.md §1).
 
-    ``grpo``:   A_i = (R_i − μ_g) / (σ_g + ε), σ_g the unbiased std of the group.
+    ``grpo``:   A_i = (R_i − μ_g) / (σ_g + ε), σ_g the unbiased std of the group (verl's), or the
+                population std with ``unbiased=False`` (``ds_grpo``'s default, as its authors' code).
     ``drgrpo``: A_i =  R_i − μ_g.
     ``rloo``:   A_i = n_g/(n_g − 1) · (R_i − μ_g)  (= R_i − mean of the others).
 
@@ -92,7 +94,7 @@ def group_advantage(
     mean_row = torch.where(multi, mean[gid], torch.zeros_like(s))
     centred = (s - mean_row) * valid
     if base == "grpo":
-        var = segment_sum(centred.square(), gid, n_groups) / (n - 1).clamp(min=1)
+        var = segment_sum(centred.square(), gid, n_groups) / ((n - 1) if unbiased else n).clamp(min=1)
         std_row = torch.where(multi, var.sqrt()[gid], torch.ones_like(s))
         adv = centred / (std_row + epsilon)
     elif base == "drgrpo":

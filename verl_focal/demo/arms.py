@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "ACTOR_KEYS", "Arm", "ARM_SETS", "BASE_LR", "CONTROL_FAMILIES", "CONTROLS_SET", "DEFAULT_ARMS", "FAMILY_ARMS",
-    "FOCAL_REFERENCE_ARM", "Family", "GROUP_SIZE_ARMS", "LARGE_N_ARM", "MATCHED_LR", "METHOD_FAMILIES",
+    "ACTOR_KEYS", "Arm", "ARM_SETS", "BASE_LR", "CONTROL_FAMILIES", "CONTROLS_SET", "DEFAULT_ARMS", "DS_COEF_GRID",
+    "FAMILY_ARMS", "FOCAL_GAMMA_GRID", "FOCAL_REFERENCE_ARM", "MAXRL_EPSILON_GRID", "Family", "GROUP_SIZE_ARMS",
+    "LARGE_N_ARM", "MATCHED_LR", "METHOD_FAMILIES",
     "REFERENCE_ARM", "arms_by_name",
 ]
 
@@ -38,18 +39,30 @@ class Arm:
     #: keys under verl's ``actor_rollout_ref.actor`` that the recipes' controls set (:data:`ACTOR_KEYS`), e.g.
     #: ``{"entropy_coeff": 0.001}``; empty = the demo's defaults (lr ``DemoConfig.lr``, no entropy bonus, no KL)
     actor: Mapping[str, Any] = field(default_factory=dict)
+    #: the focal weight's sharper controls (:mod:`verl_focal.demo.focal_controls`): "shuffled" or "batch-mean"
+    #: multiplies verl's GRPO advantages by the focal weights (1 − p̂)^γ (γ = ``settings["focal.gamma"]``)
+    #: rearranged over each step's mixed groups; empty = no such control
+    focal_weights: str = ""
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.actor) - set(ACTOR_KEYS))
         if unknown:
             raise ValueError(f"arm {self.name!r}: actor keys {unknown} are not run by the demo; "
                              f"choose from {list(ACTOR_KEYS)}")
+        if self.focal_weights:
+            from verl_focal.demo.focal_controls import MODES
+
+            if self.focal_weights not in MODES or self.estimator != "grpo" or "focal.gamma" not in self.settings:
+                raise ValueError(f"arm {self.name!r}: focal_weights={self.focal_weights!r} needs one of {list(MODES)}, "
+                                 f"estimator 'grpo' and a settings['focal.gamma']")
 
     def as_json(self) -> dict[str, Any]:
         d = {"name": self.name, "estimator": self.estimator, "n": self.n, "settings": dict(self.settings),
              "compare_with": list(self.compare_with)}
         if self.actor:  # only the control arms carry actor settings (other arms' results.json keep their shape)
             d["actor"] = dict(self.actor)
+        if self.focal_weights:  # likewise, only the focal weight's controls
+            d["focal_weights"] = self.focal_weights
         return d
 
 
@@ -140,6 +153,17 @@ def _sci(v: float) -> str:
     return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
 
 
+#: the focal weight's sharper controls (``Arm.focal_weights``, :mod:`verl_focal.demo.focal_controls`) run at
+#: F-GRPO's own γ grid, so that each F-GRPO arm has a twin with the same weights placed without regard to p̂
+FOCAL_GAMMA_GRID = (0.5, 1.0, 2.0)
+
+
+def _focal_control(mode: str) -> Family:
+    return Family(f"focal {mode}", "γ", tuple(_g(v) for v in FOCAL_GAMMA_GRID),
+                  tuple(Arm(f"GRPO N=8 focal {mode} γ={_g(v)}", "grpo", 8, {"focal.gamma": v}, focal_weights=mode)
+                        for v in FOCAL_GAMMA_GRID), True)
+
+
 CONTROL_FAMILIES: tuple[Family, ...] = (
     Family("lower lr", "lr", tuple(_sci(v) for v in LR_GRID),
            tuple(Arm(f"GRPO N=8 lr={_sci(v)}", "grpo", 8, actor={"optim.lr": v}) for v in LR_GRID), True,
@@ -151,7 +175,15 @@ CONTROL_FAMILIES: tuple[Family, ...] = (
            tuple(Arm(f"GRPO N=8 KL={_g(v)}", "grpo", 8,
                      actor={"use_kl_loss": True, "kl_loss_coef": v, "kl_loss_type": "low_var_kl"}) for v in KL_GRID),
            True),
+    _focal_control("shuffled"),
+    _focal_control("batch-mean"),
 )
+
+#: MaxRL's ε (``algorithm.maxrl.epsilon``): the authors' 1e-6, then 1/N and 1, where Â = (c − p̂)/(p̂ + ε) moves
+#: from MaxRL's 1/p̂ weighting towards a mean-centred 0/1 reward; DS-GRPO's c₊ = c₋
+#: (``algorithm.ds_grpo.correct_coef``, ``incorrect_coef``) around the authors' 0.05
+MAXRL_EPSILON_GRID = (1e-6, 0.125, 1.0)
+DS_COEF_GRID = (0.025, 0.05, 0.1)
 
 #: each method over its own knob, on the same seeds; the default runs' settings (γ = 1 and 0.5, α = 0.8, β = 0.25,
 #: k = 4) are the same arms as in the default and family sets
@@ -171,9 +203,15 @@ METHOD_FAMILIES: tuple[Family, ...] = (
     Family("Pass@k-GRPO", "k", ("2", "4", "6"),
            (Arm("Pass@k-GRPO N=8 k=2", "passk_grpo", 8, {"passk.k": 2}), FAMILY_ARMS[0],
             Arm("Pass@k-GRPO N=8 k=6", "passk_grpo", 8, {"passk.k": 6})), False),
+    Family("MaxRL", "ε", tuple(_g(v) for v in MAXRL_EPSILON_GRID),
+           tuple(Arm(f"MaxRL N=8 ε={_g(v)}", "maxrl", 8, {"maxrl.epsilon": v}) for v in MAXRL_EPSILON_GRID), False),
+    Family("DS-GRPO", "c₊ = c₋", tuple(_g(v) for v in DS_COEF_GRID),
+           tuple(Arm(f"DS-GRPO N=8 c={_g(v)}", "ds_grpo", 8, {"ds_grpo.correct_coef": v, "ds_grpo.incorrect_coef": v})
+                 for v in DS_COEF_GRID), False),
 )
 
-#: ``--arms controls``: GRPO N=8, the three control families and the methods' sweeps, all at N = 8 on the same seeds
+#: ``--arms controls``: GRPO N=8, the five control families (the papers' three, the focal weight's two) and the
+#: methods' sweeps, all at N = 8 on the same seeds
 CONTROLS_SET: tuple[Arm, ...] = (DEFAULT_ARMS[0],) + tuple(
     a for fam in CONTROL_FAMILIES + METHOD_FAMILIES for a in fam.arms)
 
@@ -192,9 +230,11 @@ ARM_SETS["all"] = tuple({a.name: a for a in DEFAULT_ARMS + GROUP_SIZE_ARMS + FAM
 
 
 def _merge(a: Arm, b: Arm) -> Arm:
-    if (a.estimator, a.n, dict(a.settings), dict(a.actor)) != (b.estimator, b.n, dict(b.settings), dict(b.actor)):
+    if ((a.estimator, a.n, dict(a.settings), dict(a.actor), a.focal_weights)
+            != (b.estimator, b.n, dict(b.settings), dict(b.actor), b.focal_weights)):
         raise ValueError(f"arm {a.name!r} is defined twice with different settings")
-    return Arm(a.name, a.estimator, a.n, a.settings, tuple(dict.fromkeys(a.compare_with + b.compare_with)), a.actor)
+    return Arm(a.name, a.estimator, a.n, a.settings, tuple(dict.fromkeys(a.compare_with + b.compare_with)), a.actor,
+               a.focal_weights)
 
 
 def arms_by_name(names: list[str]) -> tuple[Arm, ...]:

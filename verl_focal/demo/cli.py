@@ -96,7 +96,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--arms", nargs="+", default=None, metavar="ARM",
                         help="arms by name, or a set: 'default', 'family' (GRPO N=8, F-GRPO γ=1, Pass@k, "
                              "Unlikely sum and mean), 'n-sweep' (GRPO N=2,4,8,16,32 and F-GRPO γ=1 N=8), "
-                             "'controls' (GRPO at lower lr, with an entropy bonus, with a KL loss, and each method "
+                             "'controls' (GRPO at lower lr, with an entropy bonus, with a KL loss, with F-GRPO's "
+                             "weights shuffled or at their batch mean, and each method, MaxRL and DS-GRPO included, "
                              "over its own knob: compared at equal pass@1) or 'all' (every arm)")
     parser.add_argument(
         "--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)"
@@ -156,7 +157,7 @@ def _load_claims(path: str) -> tuple[list[dict], list[int], dict]:
 
 def _replicate(paths: list[str]) -> int:
     from verl_focal.demo.design import design_mismatch_message
-    from verl_focal.demo.frontier_report import frontier_replication_markdown
+    from verl_focal.demo.frontier_report import frontier_replication_markdown, power_markdown
     from verl_focal.demo.report import headline_markdown, replication_markdown
 
     try:
@@ -190,6 +191,7 @@ def _replicate(paths: list[str]) -> int:
         print("\nEqual pass@1 (the controls): D = the method's Δ pass@256 − the control family's frontier at its "
               "Δ pass@1, run 1 | run 2, and the verdict where both runs agree:\n")
         print("\n".join(frontier))
+        print("\n" + "\n".join(power_markdown([r1["frontier"], r2["frontier"]])))
     return 0
 
 

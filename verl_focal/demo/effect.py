@@ -51,7 +51,8 @@ def summarise_effects(runs: Iterable[Mapping[str, Any]]) -> OrderedDict[str, dic
         steps = [h for h in r["history"] if EFFECT_KEYS[0] in h]
         if not steps:
             continue
-        a = acc.setdefault(r["arm"], {"reference": r["estimator"] == "grpo", "steps": 0,
+        grpo = r["estimator"] == "grpo" and not r.get("focal_weights")  # the focal controls reweight GRPO's
+        a = acc.setdefault(r["arm"], {"reference": grpo, "steps": 0,
                                       **{k: 0.0 for k in EFFECT_KEYS}})
         a["steps"] += len(steps)
         for k in EFFECT_KEYS:

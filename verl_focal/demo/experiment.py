@@ -201,8 +201,11 @@ def _run_arm(cfg: DemoConfig, arm: Arm, seed: int, state: bytes, problems, unfam
     hist = train_rl(model, tok, problems, arm, rl_cfg, seed=seed, progress=progress)
     ev = evaluate(model, tok, problems, unfamiliar, base_logp, rare, cfg)
     ev.update(_summarise_history(hist))
-    return {"arm": arm.name, "estimator": arm.estimator, "n": arm.n, "settings": dict(arm.settings), "seed": seed,
-            "seconds": time.time() - t0, "cpu_s": time.process_time() - c0, "eval": ev, "history": hist}
+    run = {"arm": arm.name, "estimator": arm.estimator, "n": arm.n, "settings": dict(arm.settings), "seed": seed,
+           "seconds": time.time() - t0, "cpu_s": time.process_time() - c0, "eval": ev, "history": hist}
+    if arm.focal_weights:  # the focal weight's controls: GRPO's estimator, other advantages (runs of others unchanged)
+        run["focal_weights"] = arm.focal_weights
+    return run
 
 
 def _run_seed(job: dict[str, Any], progress=None) -> dict[str, Any]:
@@ -254,7 +257,8 @@ def _mean_eval(evals: list[dict[str, Any]]) -> dict[str, Any]:
 def _trough(runs: list[dict], arms: list[Arm]) -> dict[str, Any]:
     """With GRPO at three or more group sizes: the GRPO arm whose mean pass@256 is lowest (the trough of the curve
     in N), chosen from this run's own means."""
-    grpo = sorted({a.n: a.name for a in arms if a.estimator == "grpo" and not a.actor}.items())  # not the controls
+    # not the controls
+    grpo = sorted({a.n: a.name for a in arms if a.estimator == "grpo" and not a.actor and not a.focal_weights}.items())
     if len(grpo) < 3 or not runs:
         return {}
     means = {name: float(np.mean([r["eval"]["pass_at_k"][256] for r in runs if r["arm"] == name]))

@@ -2,7 +2,7 @@
 
 A run holds a family when every arm of its grid ran (:data:`verl_focal.demo.arms.CONTROL_FAMILIES`,
 :data:`~verl_focal.demo.arms.METHOD_FAMILIES`); with GRPO N=8 and at least one control family, every method arm that
-ran is compared with every control family by :func:`verl_focal.demo.frontier.frontier_claims`.  Everything here
+ran is compared with every control family by :func:`verl_focal.stats.frontier.frontier_claims`.  Everything here
 reads the run's ``results`` (in memory or loaded back from results.json), so a report can be redrawn from a file.
 """
 
@@ -15,10 +15,14 @@ from typing import Any
 import numpy as np
 
 from verl_focal.demo.arms import CONTROL_FAMILIES, METHOD_FAMILIES, REFERENCE_ARM, Family
-from verl_focal.demo.frontier import OUTSIDE, frontier_claims, replicate_frontier
-from verl_focal.demo.stats import t_interval
+from verl_focal.stats.frontier import OUTSIDE, frontier_claims, replicate_frontier
+from verl_focal.stats.frontier import claim_cell as _cell
+from verl_focal.stats.frontier import signed as _s
+from verl_focal.stats.power import minimum_detectable_d
+from verl_focal.stats.verdict import t_interval
 
-__all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_plot", "frontier_replication_markdown"]
+__all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_plot", "frontier_replication_markdown",
+           "power_markdown"]
 
 FRONTIER_PLOT = "frontier.png"
 BASE = "base (SFT)"
@@ -75,24 +79,11 @@ def frontier_results(results: dict[str, Any], n_boot: int = 4000) -> dict[str, A
                              {f.name: [arm for _, arm in _grid(f)] for f in controls}, n_boot=n_boot)
     families = [{"name": f.name, "knob": f.knob, "control": f.control} for f in controls + methods]
     return {"seeds": seeds, "families": families, "points": points, "claims": [c.as_json() for c in claims],
-            "n_boot": n_boot}
-
-
-def _s(v: float | None) -> str:
-    return "—" if v is None or not math.isfinite(v) else f"{v:+.3f}"
+            "n_boot": n_boot, "reference": REFERENCE_ARM, "base": BASE}
 
 
 def _ci(d: dict) -> str:
     return f"{_s(d['mean'])} [{_s(d['ci_low'])}, {_s(d['ci_high'])}]"
-
-
-def _cell(c: dict) -> str:
-    if c["verdict"] == OUTSIDE:
-        lo, hi = c["grid"]
-        return f"outside the grid (pass@1 {_s(c['x'])}; grid {_s(lo)} to {_s(hi)})"
-    if c["ci_low"] is None:
-        return f"{_s(c['estimate'])} ({c['verdict']})"
-    return f"{_s(c['estimate'])} [{_s(c['ci_low'])}, {_s(c['ci_high'])}] **{c['verdict']}**"
 
 
 def _advantage_scale(results: dict[str, Any]) -> list[str]:
@@ -136,7 +127,41 @@ def controls_markdown(results: dict[str, Any]) -> list[str]:
             first = next(c for c in fr["claims"] if c["method"] == m)
             cells = [_cell(by[(m, f)]) if (m, f) in by else "—" for f in controls]
             out.append(f"| {m} | {_s(first['x'])} | {_s(first['y'])} | " + " | ".join(cells) + " |")
-    out += ["", f"![frontier]({FRONTIER_PLOT})"]
+    out += ["", *power_markdown([fr]), "", f"![frontier]({FRONTIER_PLOT})"]
+    return out
+
+
+def power_markdown(frontiers: list[dict[str, Any]]) -> list[str]:
+    """The design's power, stated with its verdicts (docs/demo.md, "Sharper controls"): over the method × control
+    family comparisons inside the grid, the median and range of the smallest D detected with 80% power at the 5%
+    level (:func:`verl_focal.stats.power.minimum_detectable_d` of each claim's bootstrap standard error), at each
+    run's seeds and projected to all the runs' seeds together; then which comparisons are *better* in every run."""
+    if not frontiers:
+        return []
+    out = []
+    sizes = [len(fr["seeds"]) for fr in frontiers]
+    pooled = sum(sizes)
+
+    def span(values: list[float]) -> str:
+        return f"{float(np.median(values)):.3f} [{min(values):.3f}, {max(values):.3f}]" if values else "—"
+
+    controls = {f["name"] for fr in frontiers for f in fr["families"] if f["control"]}
+    for i, fr in enumerate(frontiers):
+        n = len(fr["seeds"])
+        ses = [c["se"] for c in fr["claims"] if c.get("se") is not None and c["family"] in controls and n >= 2]
+        at_n = [minimum_detectable_d(se, n) for se in ses]
+        target = pooled if len(frontiers) > 1 else 2 * n
+        at_t = [minimum_detectable_d(se, n, target) for se in ses]
+        who = f"run {i + 1}: " if len(frontiers) > 1 else ""
+        out.append(f"- Power ({who}{len(ses)} comparisons inside the grid): the smallest D detected with 80% power "
+                   f"at the 5% level is {span(at_n)} (median [range]) at {n} seeds, and {span(at_t)} projected to "
+                   f"{target} seeds.")
+    better = [{(c["method"], c["family"]) for c in fr["claims"] if c["verdict"] == "better" and c["family"] in controls}
+              for fr in frontiers]
+    held = sorted(set.intersection(*better)) if better else []
+    beat = "; ".join(f"{m} vs {f}" for m, f in held) if held else "none"
+    out.append(f"- Better than a control family at equal pass@1 in {'every run' if len(frontiers) > 1 else 'this run'}:"
+               f" {beat}.")
     return out
 
 

@@ -180,7 +180,7 @@ def _half_widths(claims: list[dict], metric: str, baseline: str) -> dict[str, fl
 def group_size_rows(results: dict[str, Any], level: float = 0.95) -> list[dict[str, Any]]:
     """The GRPO arms by group size N (and any other arm at a group size): per metric the mean over seeds and the
     Student-t interval of that mean, and the rollouts per RL step."""
-    from verl_focal.demo.stats import t_interval
+    from verl_focal.stats.verdict import t_interval
 
     by_arm: OrderedDict[str, list[dict]] = OrderedDict()
     n_of: dict[str, int] = {}
@@ -208,9 +208,9 @@ def passk_differences(results: dict[str, Any], reference: str = "GRPO N=8",
                       level: float = 0.95) -> OrderedDict[str, dict[str, Any]]:
     """Per policy other than ``reference`` (each seed's SFT policy first, then the arms): the paired difference of its
     pass@k curve from ``reference``'s, seed by seed, d_s(k) = pass@k_policy(s) − pass@k_reference(s), as the mean over
-    seeds and the Student-t interval of that mean at every k (:func:`verl_focal.demo.stats.t_interval`; NaN bounds with
-    one seed).  Empty when ``reference`` did not run."""
-    from verl_focal.demo.stats import t_interval
+    seeds and the Student-t interval of that mean at every k (:func:`verl_focal.stats.verdict.t_interval`; NaN bounds
+    with one seed).  Empty when ``reference`` did not run."""
+    from verl_focal.stats.verdict import t_interval
 
     curves: OrderedDict[str, dict[int, dict[int, float]]] = OrderedDict()  # policy -> seed -> k -> pass@k
     for seed, e in results["base"].get("per_seed", {}).items():
@@ -260,8 +260,9 @@ def _passk_difference_panel(ax, diffs: OrderedDict[str, dict[str, Any]], colors:
 
 
 def grpo_group_sizes(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """:func:`group_size_rows` of the plain GRPO arms (not the controls, which change the actor), by increasing N."""
-    controls = {a["name"] for a in results["config"]["arms"] if a.get("actor")}
+    """:func:`group_size_rows` of the plain GRPO arms (not the controls, which change the actor or the advantages'
+    weights), by increasing N."""
+    controls = {a["name"] for a in results["config"]["arms"] if a.get("actor") or a.get("focal_weights")}
     return sorted((r for r in group_size_rows(results) if r["estimator"] == "grpo" and r["arm"] not in controls),
                   key=lambda r: r["n"])
 

@@ -41,6 +41,7 @@ import verl_focal.demo.partitioner  # noqa: F401  (registers the `demo_strategy`
 from verl_focal.demo.actor_loss import actor_config, actor_loss, token_entropy, uses_ppo_loss
 from verl_focal.demo.arms import Arm
 from verl_focal.demo.effect import advantage_effect
+from verl_focal.demo.focal_controls import row_weights
 from verl_focal.demo.model import PROMPT_LEN, encode_prompts
 from verl_focal.demo.rollout import make_rollout, prompt_batch
 from verl_focal.demo.task import Problem, strategy_of, verify
@@ -166,6 +167,9 @@ def train_rl(
     rollout = make_rollout(model, temperature=cfg.temperature)
     opt = torch.optim.AdamW(model.parameters(), lr=float(arm.actor.get("optim.lr", cfg.lr)), weight_decay=0.0)
     rng = np.random.default_rng(seed)
+    # the focal weight's controls draw their permutations from a generator of their own: the other draws (prompts,
+    # sampling) stay those of every other arm on this seed
+    weights_rng = np.random.default_rng([seed, 0xF0CA1]) if arm.focal_weights else None
     torch.manual_seed(seed)  # HF sampling draws from torch's global generator
     probs = list(problems)
     history = []
@@ -205,7 +209,8 @@ def train_rl(
             return compute_advantage(data, adv_estimator=arm.estimator, config=algo, norm_adv_by_std_in_grpo=True)
 
         # verl's GRPO advantages of the same rollouts, the yardstick of the estimator's effect (nothing random)
-        reference = None if arm.estimator == "grpo" else grpo_reference(responses, response_mask, rewards, uids, algo)
+        reference = (None if arm.estimator == "grpo" and not arm.focal_weights
+                     else grpo_reference(responses, response_mask, rewards, uids, algo))
 
         if spec is not None:  # the hooks' sequence: parse once, fetch what is needed, prefetch, prepare, run
             adv_step = AdvantageStep(spec, algo)
@@ -216,6 +221,9 @@ def train_rl(
         else:
             data = advantage()
         adv = data.batch["advantages"]
+        if arm.focal_weights:  # verl's GRPO advantages times the rearranged focal weights (demo/focal_controls.py)
+            w = row_weights(acc, arm.n, float(arm.settings["focal.gamma"]), arm.focal_weights, weights_rng)
+            adv = adv * torch.as_tensor(w, dtype=adv.dtype, device=adv.device)[:, None]
         effect = advantage_effect(adv, adv if reference is None else reference, response_mask)
 
         loss_terms: dict[str, float] = {}

@@ -10,7 +10,8 @@ two-sided Student-t interval
 and a verdict: the interval lies wholly on the good side of 0 -> ``better``,
 wholly on the bad side -> ``worse``, otherwise ``not detected``.  With one seed
 there is no interval (``not tested``).  Against the base (one SFT policy, no
-seed) the same formula applies to m_A(s) − m_base.
+seed) the same formula applies to m_A(s) − m_base.  The interval, the verdict rule and the join of two
+runs are :mod:`verl_focal.stats.verdict`'s, shared with the equal-pass@1 claims.
 """
 
 from __future__ import annotations
@@ -19,15 +20,12 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-import numpy as np
-from scipy import stats as _st
+from verl_focal.stats.verdict import BETTER, NOT_DETECTED, WORSE, join_runs, t_interval, verdict
 
-__all__ = ["Claim", "METRICS", "t_interval", "verdict", "paired_claim", "build_claims", "replicate"]
+__all__ = ["Claim", "METRICS", "paired_claim", "build_claims", "replicate"]
 
 #: metric name -> True when higher is better (ΔNLL_rare: lower = less forgotten)
 METRICS: dict[str, bool] = {"pass@1": True, "pass@16": True, "pass@256": True, "AUC@256": True, "ΔNLL_rare": False}
-
-BETTER, WORSE, NOT_DETECTED, NOT_TESTED = "better", "worse", "not detected", "not tested (1 seed)"
 
 
 @dataclass(frozen=True)
@@ -48,32 +46,6 @@ class Claim:
         for k in ("estimate", "ci_low", "ci_high"):
             d[k] = None if not math.isfinite(d[k]) else d[k]
         return d
-
-
-def t_interval(diffs: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): two-sided Student-t interval of the mean of ``diffs``; NaN bounds when n < 2."""
-    d = np.asarray(diffs, dtype=float)
-    if d.size == 0:
-        raise ValueError("t_interval needs at least one difference")
-    if not np.all(np.isfinite(d)):
-        raise ValueError(f"t_interval: non-finite difference in {d.tolist()}")
-    mean = float(d.mean())
-    if d.size < 2:
-        return mean, float("nan"), float("nan")
-    half = float(_st.t.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size))
-    return mean, mean - half, mean + half
-
-
-def verdict(ci_low: float, ci_high: float, higher_is_better: bool) -> str:
-    """``better`` / ``worse`` when the interval excludes 0 (direction by ``higher_is_better``),
-    else ``not detected``."""
-    if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
-        return NOT_TESTED
-    if ci_low > 0:
-        return BETTER if higher_is_better else WORSE
-    if ci_high < 0:
-        return WORSE if higher_is_better else BETTER
-    return NOT_DETECTED
 
 
 def paired_claim(arm: str, baseline: str, metric: str, a: Mapping[int, float], b: Mapping[int, float] | float,
@@ -120,18 +92,4 @@ def build_claims(per_seed: Mapping[str, Mapping[str, Mapping[int, float]]], base
 def replicate(first: Iterable[Claim | dict], second: Iterable[Claim | dict]) -> list[dict]:
     """Join two claim lists on (arm, baseline, metric): a verdict ``holds`` when both runs give the same
     better/worse/not-detected verdict, and is ``not established`` otherwise."""
-
-    def key(c):
-        c = c if isinstance(c, dict) else c.as_json()
-        return (c["arm"], c["baseline"], c["metric"]), c
-
-    a, b = dict(map(key, first)), dict(map(key, second))
-    rows = []
-    for k in a:
-        if k not in b:
-            continue
-        va, vb = a[k]["verdict"], b[k]["verdict"]
-        status = "holds" if va == vb and va in (BETTER, WORSE, NOT_DETECTED) else "not established"
-        rows.append({"arm": k[0], "baseline": k[1], "metric": k[2], "verdict_1": va, "verdict_2": vb,
-                     "estimate_1": a[k]["estimate"], "estimate_2": b[k]["estimate"], "status": status})
-    return rows
+    return join_runs(first, second, ("arm", "baseline", "metric"), (BETTER, WORSE, NOT_DETECTED))

@@ -8,7 +8,10 @@ verl's registry, and the trainer hooks (:mod:`verl_focal.integration`) build eac
 * :mod:`.focal` -- ``f_grpo`` (F-GRPO; F-DAPO and F-CISPO with verl's settings);
 * :mod:`.cue` -- ``cue_grpo``, ``f_cue_grpo`` (Cue-GRPO), with :mod:`.cue_step` (partition before the call);
 * :mod:`.passk` -- ``passk_grpo`` (Pass@k Training);
-* :mod:`.unlikely` -- ``unlikely_grpo`` (the unlikeliness reward).
+* :mod:`.unlikely` -- ``unlikely_grpo`` (the unlikeliness reward);
+* :mod:`.maxrl` -- ``maxrl`` (MaxRL);
+* :mod:`.ds_grpo` -- ``ds_grpo`` (differential smoothing); with ``unlikely_grpo`` it reads the old
+  log-probs through :mod:`.old_log_probs`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,6 @@ __all__ = ["EstimatorSpec", "all_specs"]
 
 def all_specs() -> list[EstimatorSpec]:
     """Every estimator of ours, in registration order."""
-    from verl_focal.estimators import cue, focal, passk, unlikely
+    from verl_focal.estimators import cue, ds_grpo, focal, maxrl, passk, unlikely
 
-    return [focal.SPEC, *cue.SPECS, passk.SPEC, unlikely.SPEC]
+    return [focal.SPEC, *cue.SPECS, passk.SPEC, unlikely.SPEC, maxrl.SPEC, ds_grpo.SPEC]

@@ -15,45 +15,26 @@ The log-probs are verl's ``old_log_probs`` (the actor's recomputed ones, or the 
 verl's bypass mode), which verl does not pass to an estimator: the hook around verl's
 ``compute_advantage`` reduces them from the DataProto it is handed
 (:func:`~verl_focal.estimators.rows.sequence_log_prob_columns`) into the
-:class:`~verl_focal.estimators.context.AdvantageContext`.  Called without the hook, the
-estimator refuses.
+:class:`~verl_focal.estimators.context.AdvantageContext`, and :mod:`.old_log_probs` reads them
+there.  Called without the hook, the estimator refuses; a config without old log-probs
+(bypass mode without the rollout's) is refused at start-up.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 
-from verl_focal.config.schema import ConfigError
 from verl_focal.core.groups import group_advantage
 from verl_focal.core.unlikeliness import sequence_log_likelihood, unlikeliness_factor
 from verl_focal.estimators.focal import broadcast
 from verl_focal.estimators.inputs import gather_inputs, resolve_base
-from verl_focal.estimators.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS, OLD_LOG_PROBS
+from verl_focal.estimators.old_log_probs import MissingLogProbsError, check_old_log_probs_startup, read_old_log_probs
+from verl_focal.estimators.rows import OLD_LOG_PROBS
 from verl_focal.estimators.spec import EstimatorSpec
 
 __all__ = ["SPEC", "MissingLogProbsError", "compute_unlikely_grpo_advantage"]
-
-
-class MissingLogProbsError(ConfigError):
-    """``unlikely_grpo`` ran without the rollout policy's log-probs."""
-
-
-def _old_log_probs(inp) -> tuple[torch.Tensor, torch.Tensor]:
-    ctx = inp.ctx
-    extras = {} if ctx is None else ctx.extras
-    if OLD_LOG_PROB_SUM not in extras or OLD_LOG_PROB_TOKENS not in extras:
-        where = "no verl-focal trainer hook is active" if ctx is None else f"the hook ({ctx.source}) found none"
-        raise MissingLogProbsError(
-            "unlikely_grpo ranks rollouts by their old log-probs, which verl does not pass to an estimator, and "
-            f"{where}: launch with `python -m verl_focal.main_ppo` (or trainer.v1.trainer_mode=focal_sync with "
-            "stock main_ppo) and keep the old-log-prob pass on (it is on by default)"
-        )
-    s = torch.as_tensor(np.asarray(extras[OLD_LOG_PROB_SUM], dtype=np.float64))
-    t = torch.as_tensor(np.asarray(extras[OLD_LOG_PROB_TOKENS], dtype=np.float64))
-    return s, t
 
 
 def _diagnostics(factor: torch.Tensor, correct: torch.Tensor, valid: torch.Tensor, beta: float) -> dict[str, float]:
@@ -89,9 +70,7 @@ def compute_unlikely_grpo_advantage(
     with torch.no_grad():
         inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo")
         section = inp.settings.unlikely
-        lp_sum, lp_tokens = _old_log_probs(inp)
-        if lp_sum.shape[0] != inp.scores.shape[0]:
-            raise ValueError(f"unlikely_grpo: {lp_sum.shape[0]} old log-prob rows for {inp.scores.shape[0]} batch rows")
+        lp_sum, lp_tokens = read_old_log_probs(inp, "unlikely_grpo ranks rollouts by their old log-probs")
         score = sequence_log_likelihood(lp_sum, lp_tokens, section.likelihood)
         # a NaN/inf log-prob (numerical fault in the old-log-prob pass) must not end the step: rank that
         # rollout as the least likely of its group (no penalty) and count it
@@ -108,4 +87,4 @@ def compute_unlikely_grpo_advantage(
 
 
 SPEC = EstimatorSpec("unlikely_grpo", compute_unlikely_grpo_advantage, needs=frozenset({"acc", OLD_LOG_PROBS}),
-                     sections=frozenset({"unlikely"}))
+                     startup_check=check_old_log_probs_startup, sections=frozenset({"unlikely"}))

@@ -1,8 +1,10 @@
-"""``verl-focal eval {generate,score,report,rare-set,rare-nll}``.
+"""``verl-focal eval {generate,score,report,frontier,example,rare-set,rare-nll}``.
 
 * ``generate``  -- sample n responses per problem of an eval parquet (vllm | sglang | transformers), resumable JSONL;
 * ``score``     -- score one folder of runs (our JSONL or verl validation dumps) and write the report;
 * ``report``    -- the report only, from already scored files;
+* ``frontier``  -- methods against control families at equal pass@k (:mod:`verl_focal.eval.frontier_cli`);
+* ``example``   -- small scored example runs and a families file, offline (:mod:`verl_focal.eval.example`);
 * ``rare-set``  -- base-model correct samples -> top 1% by base NLL -> rare set (JSONL);
 * ``rare-nll``  -- NLL of a checkpoint on the rare set -> ΔNLL_rare.
 
@@ -54,7 +56,11 @@ def _add_report_opts(p: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="eval_command", required=True, metavar="{generate,score,report,rare-set,rare-nll}")
+    from verl_focal.eval.example import add_example_parser
+    from verl_focal.eval.frontier_cli import add_frontier_parser
+
+    sub = parser.add_subparsers(dest="eval_command", required=True,
+                                metavar="{generate,score,report,frontier,example,rare-set,rare-nll}")
 
     g = sub.add_parser("generate", help="sample n responses per problem into a resumable JSONL")
     g.add_argument("--data", required=True, help="evaluation parquet (verl RL schema, from `verl-focal prep-data`)")
@@ -104,6 +110,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     r = sub.add_parser("report", help="table, CSV, plot and significance from already scored files")
     _add_runs_opts(r)
     _add_report_opts(r)
+
+    add_frontier_parser(sub)
+    add_example_parser(sub)
 
     rs = sub.add_parser("rare-set", help="top fraction of correct base-model samples by base NLL")
     src = rs.add_mutually_exclusive_group(required=True)
@@ -470,8 +479,20 @@ def _cmd_rare_nll(args) -> int:
     return 0
 
 
-COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "report": _cmd_report,
-            "rare-set": _cmd_rare_set, "rare-nll": _cmd_rare_nll}
+def _cmd_frontier(args) -> int:
+    from verl_focal.eval.frontier_cli import run_frontier
+
+    return run_frontier(args)
+
+
+def _cmd_example(args) -> int:
+    from verl_focal.eval.example import run_example
+
+    return run_example(args)
+
+
+COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "report": _cmd_report, "frontier": _cmd_frontier,
+            "example": _cmd_example, "rare-set": _cmd_rare_set, "rare-nll": _cmd_rare_nll}
 
 
 #: numeric options checked before any work: dest -> (test, what it must be)

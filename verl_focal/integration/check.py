@@ -45,6 +45,10 @@ try:
     out["verl_version"] = verl.__version__
     out["plugin_loaded"] = "verl_focal.plugin" in sys.modules
     from verl_focal.integration.compat import available, disabled
+    try:  # verl's registry module: the plugin registers our estimators when it is imported
+        import verl.trainer.ppo.core_algos
+    except Exception:  # a verl without it: available("estimators") below says so
+        pass
     from verl_focal.integration.registration import collisions, get_spec, registered_names
     out["estimators"] = [n for n in registered_names(aliases=True) if get_spec(n) is not None]
     out["collisions"] = collisions()
@@ -207,9 +211,11 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
                 if not problems:
                     out["checked"].append(f"judge: {sections['cue'].judge.base_url} serves "
                                           f"{sections['cue'].judge.model!r}")
+    from verl_focal.config.schema import SECTIONS
+
     algo = OmegaConf.to_container(config.algorithm, resolve=True)
-    out["algorithm"] = {k: v for k, v in algo.items() if k not in ("focal", "cue", "passk", "unlikely") or k in used}
-    out["unused_sections"] = [k for k in ("focal", "cue", "passk", "unlikely") if k in algo and k not in used]
+    out["algorithm"] = {k: v for k, v in algo.items() if k not in SECTIONS or k in used}
+    out["unused_sections"] = [k for k in SECTIONS if k in algo and k not in used]
     if verbose:
         out["full"] = OmegaConf.to_yaml(config, resolve=True)
     return out
@@ -222,6 +228,8 @@ def _scalar(v) -> str:
 def _compact(algorithm: dict) -> list[str]:
     """The algorithm section in few lines: verl's nested sections on one line each, ours in block form
     (the judge sub-section only when the judge partitions)."""
+    from verl_focal.config.schema import SECTIONS
+
     lines = []
     for key, val in algorithm.items():
         if key == "_target_":
@@ -230,7 +238,7 @@ def _compact(algorithm: dict) -> list[str]:
             lines.append(f"  {key}: {_scalar(val)}")
             continue
         val = {k: v for k, v in val.items() if k != "_target_"}
-        if key not in ("focal", "cue", "passk", "unlikely"):
+        if key not in SECTIONS:
             lines.append(f"  {key}: {json.dumps(val)}")
             continue
         lines.append(f"  {key}:")

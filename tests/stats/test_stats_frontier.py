@@ -1,16 +1,12 @@
-"""Equal-pass@1 comparisons (verl_focal.demo.frontier) against values computed independently here, and the
-controls' report section and figure on a synthetic run."""
+"""Equal-pass@1 comparisons (verl_focal.stats.frontier) against values computed independently here."""
 
-import json
 import math
-import os
 
 import numpy as np
 import pytest
 from scipy import stats as st
 
-from verl_focal.demo.arms import CONTROL_FAMILIES, CONTROLS_SET, METHOD_FAMILIES, REFERENCE_ARM
-from verl_focal.demo.frontier import OUTSIDE, frontier_claim, frontier_claims, interpolate, replicate_frontier
+from verl_focal.stats.frontier import OUTSIDE, frontier_claim, frontier_claims, interpolate, replicate_frontier
 
 
 def test_interpolate_is_the_polyline_through_the_points_sorted_by_x_and_never_extrapolates():
@@ -117,70 +113,25 @@ def test_replicate_frontier_holds_only_on_the_same_verdict():
         ("A", "holds"), ("B", "holds"), ("C", "not established"), ("D", "not established")]
 
 
-def _synthetic_results(seeds):
-    """A run of the controls set whose per-seed metrics follow simple curves: controls lose pass@256 gains along
-    y = -0.4 x, the methods sit on y = -0.8 x (above every control), the SFT policy at (-0.1, +0.06)."""
-    rng = np.random.default_rng(0)
-    knob_x = {}
-    for fam in CONTROL_FAMILIES + METHOD_FAMILIES:
-        for i, a in enumerate(fam.arms):
-            knob_x[a.name] = (-0.02 * (i + 1), -0.4 if fam.control else -0.8)
-    runs, base = [], {}
-    for s in seeds:
-        g1, g256 = 0.47 + rng.normal(0, 0.02), 0.87 + rng.normal(0, 0.02)
-        base[str(s)] = {"pass_at_k": {"1": g1 - 0.1, "256": g256 + 0.06}}
-        for a in CONTROLS_SET:
-            x, slope = knob_x.get(a.name, (0.0, 0.0))
-            dx = x + rng.normal(0, 0.003) if a.name != REFERENCE_ARM else 0.0
-            runs.append({"arm": a.name, "seed": s, "eval": {"pass_at_k": {"1": g1 + dx, "256": g256 + slope * dx}},
-                         "history": [{"adv_abs_mean": 0.4 if a.estimator == "grpo" else 0.2}]})
-    return {"runs": runs, "base": {"per_seed": base}, "config": {"arms": [a.as_json() for a in CONTROLS_SET]}}
+def test_claim_from_resamples_over_problems_uses_the_normal_quantile_and_keeps_the_outside_rule():
+    from verl_focal.stats.frontier import claim_from_resamples
 
-
-def test_controls_section_and_figure_on_a_synthetic_run(tmp_path):
-    from verl_focal.demo.frontier_report import (
-        FRONTIER_PLOT,
-        controls_markdown,
-        frontier_plot,
-        frontier_replication_markdown,
-        frontier_results,
-    )
-
-    res = _synthetic_results(range(6))
-    fr = frontier_results(json.loads(json.dumps(res)), n_boot=500)  # as read back from results.json
-    assert fr["seeds"] == list(range(6)) and [f["name"] for f in fr["families"]][:3] == [
-        "lower lr", "entropy bonus", "KL to SFT"]
-    # 13 methods x 3 control families; a method above every control frontier is better against each
-    assert len(fr["claims"]) == 39
-    by = {(c["method"], c["family"]): c for c in fr["claims"]}
-    assert by[("F-GRPO N=8 γ=1", "lower lr")]["verdict"] == "better"
-    # the deepest method points (x = -0.06) are outside the entropy and KL grids (deepest -0.08) only if beyond;
-    # every method point lies within the lower-lr family, which reaches the SFT policy at x = -0.1
-    assert all(c["verdict"] != OUTSIDE for c in fr["claims"] if c["family"] == "lower lr")
-    sft = [p for p in fr["points"] if p["arm"] == "base (SFT)"]
-    assert len(sft) == 1 and sft[0]["pass@1"]["mean"] == pytest.approx(-0.1)
-    res["frontier"] = fr
-    md = "\n".join(controls_markdown(res))
-    assert "## Equal pass@1: the methods against the controls' frontiers (6 seeds)" in md
-    assert "| F-GRPO N=8 γ=1 | -0.04" in md and "**better**" in md
-    assert "Mean |Â| per update" in md and "GRPO N=8 0.400" in md
-    path = os.path.join(tmp_path, FRONTIER_PLOT)
-    frontier_plot(res, path)
-    assert os.path.getsize(path) > 10_000
-    rep = frontier_replication_markdown(res, res)
-    assert rep[0].startswith("| method | vs lower lr | vs entropy bonus | vs KL to SFT |") and len(rep) == 2 + 13
-    assert "holds" not in rep[2] and "**better**" in rep[2]
-
-
-def test_no_controls_section_without_a_complete_control_family():
-    from verl_focal.demo.frontier_report import frontier_results
-
-    res = _synthetic_results(range(3))
-    dropped = CONTROL_FAMILIES[0].arms[1].name
-    for fam in CONTROL_FAMILIES[1:]:
-        dropped_names = {a.name for a in fam.arms}
-        res["runs"] = [r for r in res["runs"] if r["arm"] not in dropped_names]
-    res["runs"] = [r for r in res["runs"] if r["arm"] != dropped]
-    assert frontier_results(res) is None
-    assert frontier_results({"runs": [r for r in _synthetic_results(range(3))["runs"] if r["arm"] != REFERENCE_ARM],
-                             "base": {"per_seed": {}}}) is None
+    rng = np.random.default_rng(5)
+    b = 2000
+    fx, fy = np.array([-0.10]), np.array([0.04])  # frontier y = -0.4 x
+    bfx, bfy = fx[:, None] + rng.normal(0, 0.005, (1, b)), fy[:, None] + rng.normal(0, 0.005, (1, b))
+    bx, by = -0.05 + rng.normal(0, 0.005, b), 0.05 + rng.normal(0, 0.005, b)
+    c = claim_from_resamples("M", "F", -0.05, 0.05, fx, fy, bx, by, bfx, bfy, 1, "problems")
+    ds = []
+    for i in range(b):  # D* by hand: the line through (0, 0) and the family's resampled point
+        slope = bfy[0, i] / bfx[0, i]
+        ds.append(by[i] - slope * bx[i])
+    sd = float(np.std(ds, ddof=1))
+    assert c.estimate == pytest.approx(0.05 - 0.02) and c.se == pytest.approx(sd)
+    assert c.ci_high - c.estimate == pytest.approx(st.norm.ppf(0.975) * sd) and c.verdict == "better"
+    assert c.resampled == "problems" and c.n_seeds == 1
+    near = claim_from_resamples("M", "F", -0.002, 0.0, fx, fy, -0.002 + rng.normal(0, 0.005, b), by, bfx, bfy, 1,
+                                "problems")
+    assert near.verdict == OUTSIDE and near.outside_share > 0.025 and near.estimate is not None
+    with pytest.raises(ValueError, match="resampled='folds'"):
+        claim_from_resamples("M", "F", -0.05, 0.05, fx, fy, bx, by, bfx, bfy, 1, "folds")

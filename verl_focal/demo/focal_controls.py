@@ -1,0 +1,54 @@
+"""The focal weight's sharper controls (docs/demo.md, "The controls"): pure numpy, no verl import.
+
+F-GRPO multiplies each group's GRPO advantage by w_g = (1 − p̂_g)^γ (arXiv 2602.06717, §3.3).  That does two
+things at once: it makes the average step smaller (mean w_g < 1), and it moves the step's weight between groups,
+away from the ones the policy already solves.  The lower-lr control matches the first only roughly (AdamW
+divides each step by a running gradient RMS).  These two arms keep the weights' sizes and take away their link to
+p̂, so that a method that beats them does so by *where* it puts the step:
+
+* ``shuffled``: each step's weights of the mixed groups (0 < p̂ < 1, the only groups with a nonzero GRPO
+  advantage) are permuted at random among those groups: same multiset of weights, placed without regard to p̂;
+* ``batch-mean``: every mixed group gets the mean of the step's mixed-group weights: the same total weight,
+  spread evenly.
+
+Groups that are all right or all wrong keep their weight; their GRPO advantage is 0 either way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["MODES", "focal_weights", "rearranged_weights", "row_weights"]
+
+#: the two rearrangements, as ``Arm.focal_weights`` names them
+MODES = ("shuffled", "batch-mean")
+
+
+def focal_weights(p_hat: np.ndarray, gamma: float) -> np.ndarray:
+    """F-GRPO's weight w_g = (1 − p̂_g)^γ per group (§3.3 of arXiv 2602.06717); ``p_hat``: (G,) success rates in
+    [0, 1]; returns (G,) floats."""
+    return (1.0 - np.asarray(p_hat, dtype=float)) ** float(gamma)
+
+
+def rearranged_weights(p_hat: np.ndarray, gamma: float, mode: str, rng: np.random.Generator) -> np.ndarray:
+    """The focal weights of (G,) groups with success rates ``p_hat``, rearranged over the mixed groups by
+    ``mode`` (module docstring): ``shuffled`` permutes them with ``rng``; ``batch-mean`` sets each to their
+    mean.  Returns (G,); the weights of groups that are all right or all wrong are F-GRPO's own."""
+    if mode not in MODES:
+        raise ValueError(f"focal weights mode {mode!r}: choose from {list(MODES)}")
+    p = np.asarray(p_hat, dtype=float)
+    w = focal_weights(p, gamma)
+    mixed = (p > 0) & (p < 1)
+    if mixed.any():
+        w[mixed] = rng.permutation(w[mixed]) if mode == "shuffled" else w[mixed].mean()
+    return w
+
+
+def row_weights(acc: np.ndarray, n: int, gamma: float, mode: str, rng: np.random.Generator) -> np.ndarray:
+    """Per-row weights for a batch of contiguous groups of ``n`` rows (the demo's layout): p̂_g is the mean of
+    the group's 0/1 ``acc``; ``acc``: (B,) with B = G·n; returns (B,), each row carrying its group's weight."""
+    acc = np.asarray(acc, dtype=float)
+    if acc.size % n:
+        raise ValueError(f"{acc.size} rows are not groups of {n}")
+    p_hat = acc.reshape(-1, n).mean(axis=1)
+    return np.repeat(rearranged_weights(p_hat, gamma, mode, rng), n)
