@@ -838,6 +838,27 @@ def test_a_training_parquet_without_verls_columns_is_refused_by_the_dry_run(tmp_
             "['answer', 'problem'])") in err and "verl-focal prep-data deepscaler --source FILE" in err
 
 
+def test_a_validation_parquet_whose_choice_answers_are_not_letters_is_refused_at_start_up(tmp_path, capsys):
+    """Issue 39 row 8, for training: a GPQA ground truth in text form would make the scorer raise at the first
+    validation, after the model loaded; the dry run names the file, the row and the fix.  Letter rows pass."""
+    import pandas as pd
+
+    from verl_focal.main_ppo import main as main_ppo
+
+    args = _example_args(tmp_path)
+    rows = [{"prompt": [{"role": "user", "content": "Q?"}], "data_source": "verl_focal/gpqa_diamond",
+             "reward_model": {"style": "rule", "ground_truth": truth}} for truth in ("(B)", "Paris")]
+    val = tmp_path / "gpqa.parquet"
+    pd.DataFrame(rows).to_parquet(val)
+    args[4] = f"data.val_files=[{val}]"
+    with pytest.raises(SystemExit) as info:
+        main_ppo(["--dry-run", *args])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err
+    assert (f"data.val_files[0]={val}: row 1 (verl_focal/gpqa_diamond): a multiple-choice ground truth must be the "
+            "option letter (A-J), got 'Paris'; make the set with `verl-focal prep-data eval`") in err
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["trainer=fully_async"], "--trainer fully_async"),
     (["adv_estimator=grpo"], "did you mean 'algorithm.adv_estimator'"),

@@ -86,6 +86,22 @@ def verify_math(ground_truth: Any, solution_str: str, require_boxed: bool,
     return (1.0 if ok else 0.0), pred_str
 
 
+def choice_truth_problem(ground_truth: Any) -> str | None:
+    """Why ``ground_truth`` cannot be a multiple-choice answer key (it must be one option letter A-J, bare or in
+    parentheses), or None.  The start-up check of data files and the scorer share it.
+
+    >>> choice_truth_problem("(C)") is None
+    True
+    >>> choice_truth_problem("Paris")[:71]
+    "a multiple-choice ground truth must be the option letter (A-J), got 'Paris'"
+    """
+    gold = str(ground_truth).strip().strip("()").upper()
+    if len(gold) == 1 and "A" <= gold <= "J":
+        return None
+    return (f"a multiple-choice ground truth must be the option letter (A-J), got {str(ground_truth)[:80]!r}; "
+            "make the set with `verl-focal prep-data eval`")
+
+
 def check_under_deadline(kind: str, ground_truth: Any, solution_str: str, require_boxed: bool,
                          timeout_s: float, policy: NumericPolicy | None = None) -> tuple[float, str, float]:
     """``(acc, pred, timed_out)`` for ``kind`` ``"choice"`` or ``"math"``, the whole maths check
@@ -98,9 +114,9 @@ def check_under_deadline(kind: str, ground_truth: Any, solution_str: str, requir
     if kind == "choice":
         pred = extract_choice(solution_str)
         gold = str(ground_truth).strip().strip("()").upper()
-        if not (len(gold) == 1 and "A" <= gold <= "J"):  # never a silent 0: the letter is what a response names
-            raise ValueError(f"a multiple-choice ground truth must be the option letter (A-J), got "
-                             f"{str(ground_truth)[:80]!r}; make the set with `verl-focal prep-data eval`")
+        problem = choice_truth_problem(ground_truth)
+        if problem:  # never a silent 0: the letter is what a response names
+            raise ValueError(problem)
         return (1.0 if pred and pred == gold else 0.0), pred, 0.0
     out, timed_out = call_with_deadline(verify_math, timeout_s, ground_truth, solution_str, require_boxed, policy)
     if timed_out:

@@ -192,3 +192,25 @@ def check_data_columns(config: Any) -> None:
                 f"prompt from data.prompt_key={prompt_key} and the reward reads data_source and "
                 "reward_model.ground_truth: convert it with `verl-focal prep-data deepscaler --source FILE` "
                 "(problem/answer records), or set data.prompt_key")
+        _check_choice_truths(key, path, local)
+
+
+def _check_choice_truths(key: str, path: str, local: str) -> None:
+    """The answer keys of the multiple-choice rows (GPQA-Diamond's data source) must be option letters: the scorer
+    refuses any other form, which would otherwise surface at the first validation, after the model has loaded.
+    Reads the ``data_source`` column, and ``reward_model`` only when such rows exist."""
+    import pyarrow.parquet as pq
+
+    from verl_focal.grading.verify import choice_truth_problem
+    from verl_focal.reward import MULTIPLE_CHOICE_SOURCES
+
+    sources = pq.read_table(local, columns=["data_source"]).column("data_source").to_pylist()
+    rows = [i for i, s in enumerate(sources) if s in MULTIPLE_CHOICE_SOURCES]
+    if not rows:
+        return
+    models = pq.read_table(local, columns=["reward_model"]).column("reward_model").to_pylist()
+    for i in rows:
+        truth = (models[i] or {}).get("ground_truth") if isinstance(models[i], dict) else None
+        problem = choice_truth_problem(truth)
+        if problem:
+            raise ConfigError(f"{key}={path}: row {i} ({sources[i]}): {problem}")
