@@ -165,7 +165,9 @@ def power_markdown(frontiers: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-_CONTROL_STYLE = {"lower lr": "#4d4d4d", "entropy bonus": "#8c6d31", "KL to SFT": "#6b8e23"}
+#: the focal weight's two controls in F-GRPO's red, darker and lighter, dashed: each F-GRPO point has its twins there
+_CONTROL_STYLE = {"lower lr": "#4d4d4d", "entropy bonus": "#8c6d31", "KL to SFT": "#6b8e23",
+                  "focal shuffled": "#8b0000", "focal batch-mean": "#f4a582"}
 _METHOD_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:green", "tab:blue", "tab:cyan", "tab:pink")
 
 

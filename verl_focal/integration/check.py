@@ -216,6 +216,7 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
     algo = OmegaConf.to_container(config.algorithm, resolve=True)
     out["algorithm"] = {k: v for k, v in algo.items() if k not in SECTIONS or k in used}
     out["unused_sections"] = [k for k in SECTIONS if k in algo and k not in used]
+    out["our_sections"] = list(SECTIONS)  # for the parent's report, which must not import the schema (torch)
     if verbose:
         out["full"] = OmegaConf.to_yaml(config, resolve=True)
     return out
@@ -225,11 +226,10 @@ def _scalar(v) -> str:
     return json.dumps(v) if isinstance(v, (bool, dict, list)) or v is None else str(v)
 
 
-def _compact(algorithm: dict) -> list[str]:
-    """The algorithm section in few lines: verl's nested sections on one line each, ours in block form
-    (the judge sub-section only when the judge partitions)."""
-    from verl_focal.config.schema import SECTIONS
-
+def _compact(algorithm: dict, sections: list[str]) -> list[str]:
+    """The algorithm section in few lines: verl's nested sections on one line each, ours (``sections``, the
+    schema's names, as the checks' process found them) in block form (the judge sub-section only when the judge
+    partitions)."""
     lines = []
     for key, val in algorithm.items():
         if key == "_target_":
@@ -238,7 +238,7 @@ def _compact(algorithm: dict) -> list[str]:
             lines.append(f"  {key}: {_scalar(val)}")
             continue
         val = {k: v for k, v in val.items() if k != "_target_"}
-        if key not in SECTIONS:
+        if key not in sections:
             lines.append(f"  {key}: {json.dumps(val)}")
             continue
         lines.append(f"  {key}:")
@@ -273,7 +273,7 @@ def _report(problems: list[str], warns: list[str], checked: list[str], result: d
         unused = result.get("unused_sections") or []
         note = f"not shown: {', '.join(unused)}, which this estimator does not read; " if unused else ""
         print(f"resolved algorithm section ({note}--verbose prints the whole config):")
-        print("\n".join(_compact(result["algorithm"])))
+        print("\n".join(_compact(result["algorithm"], result.get("our_sections", []))))
     if verbose and result and result.get("full"):
         print("resolved config:")
         print(result["full"], end="")
