@@ -92,7 +92,7 @@ def choice_truth_problem(ground_truth: Any) -> str | None:
 
     >>> choice_truth_problem("(C)") is None
     True
-    >>> choice_truth_problem("Paris")[:71]
+    >>> choice_truth_problem("Paris").split(";")[0]
     "a multiple-choice ground truth must be the option letter (A-J), got 'Paris'"
     """
     gold = str(ground_truth).strip().strip("()").upper()
