@@ -209,8 +209,7 @@ def train_rl(
             return compute_advantage(data, adv_estimator=arm.estimator, config=algo, norm_adv_by_std_in_grpo=True)
 
         # verl's GRPO advantages of the same rollouts, the yardstick of the estimator's effect (nothing random)
-        reference = (None if arm.estimator == "grpo" and not arm.focal_weights
-                     else grpo_reference(responses, response_mask, rewards, uids, algo))
+        reference = None if arm.estimator == "grpo" else grpo_reference(responses, response_mask, rewards, uids, algo)
 
         if spec is not None:  # the hooks' sequence: parse once, fetch what is needed, prefetch, prepare, run
             adv_step = AdvantageStep(spec, algo)
@@ -222,6 +221,7 @@ def train_rl(
             data = advantage()
         adv = data.batch["advantages"]
         if arm.focal_weights:  # verl's GRPO advantages times the rearranged focal weights (demo/focal_controls.py)
+            reference = adv  # the arm's estimator is grpo: its advantages are the yardstick themselves
             w = row_weights(acc, arm.n, float(arm.settings["focal.gamma"]), arm.focal_weights, weights_rng)
             adv = adv * torch.as_tensor(w, dtype=adv.dtype, device=adv.device)[:, None]
         effect = advantage_effect(adv, adv if reference is None else reference, response_mask)
