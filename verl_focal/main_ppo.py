@@ -86,8 +86,8 @@ def _warn_unread(config: DictConfig, overrides: list[str], trainer: str = "ppo")
 
 def _check_launch_data(config: DictConfig, launch: bool) -> None:
     """Example data (``prep-data example``) never reaches a real launch unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1; the
-    data files' columns are those verl's dataset and the reward read (integration/local_inputs)."""
-    from verl_focal.integration.local_inputs import check_data_columns, check_example_data
+    data files' columns are those verl's dataset and the reward read (data/local_inputs)."""
+    from verl_focal.data.local_inputs import check_data_columns, check_example_data
 
     for line in check_example_data(config, launch):
         print(f"{PROG}: warning: {line}", file=sys.stderr)
@@ -105,7 +105,7 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     import io
     import warnings
 
-    from verl_focal.integration.local_inputs import check_data_columns, check_local_paths
+    from verl_focal.data.local_inputs import check_data_columns, check_local_paths
     from verl_focal.integration.versions import warn_on_version_mismatch
 
     config = compose_config(overrides, trainer=trainer)

@@ -798,7 +798,7 @@ def _example_args(tmp_path):
 def test_example_data_never_reaches_a_real_launch_and_the_dry_run_says_so(tmp_path, capsys, monkeypatch):
     """Issue 39 row 7: prep-data example output in DATA_DIR: the dry run warns what the launch will do; the
     launch refuses before Hydra and Ray, unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1."""
-    from verl_focal.integration.local_inputs import check_example_data
+    from verl_focal.data.local_inputs import check_example_data
     from verl_focal.integration.preflight import compose_config
     from verl_focal.main_ppo import main as main_ppo
 
@@ -898,14 +898,15 @@ def test_new_namespaces_of_ours_are_known_without_a_list():
     """The did-you-mean reads the estimators' specs and our schema: every estimator's prefix maps to its section."""
     import dataclasses
 
+    from verl_focal.config.key_names import plain as _plain
+    from verl_focal.config.key_names import suggest_key
     from verl_focal.config.schema import SECTIONS
-    from verl_focal.estimators import all_specs
-    from verl_focal.integration.key_names import plain as _plain
-    from verl_focal.integration.key_names import suggest_key
+    from verl_focal.estimators import all_specs, sections_by_estimator
     from verl_focal.integration.preflight import compose_config
 
     tree = _plain(compose_config([]))
     for spec in all_specs():
         for section in spec.sections:
             key = dataclasses.fields(SECTIONS[section])[0].name
-            assert suggest_key(f"algorithm.{spec.name}_{key}", tree) == f"algorithm.{section}.{key}", spec.name
+            assert suggest_key(f"algorithm.{spec.name}_{key}", tree, estimators=sections_by_estimator()) == (
+                f"algorithm.{section}.{key}"), spec.name

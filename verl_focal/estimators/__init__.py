@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from verl_focal.estimators.spec import EstimatorSpec
 
-__all__ = ["EstimatorSpec", "all_specs"]
+__all__ = ["EstimatorSpec", "all_specs", "sections_by_estimator"]
 
 
 def all_specs() -> list[EstimatorSpec]:
@@ -26,3 +26,8 @@ def all_specs() -> list[EstimatorSpec]:
     from verl_focal.estimators import cue, ds_grpo, focal, maxrl, passk, unlikely
 
     return [focal.SPEC, *cue.SPECS, passk.SPEC, unlikely.SPEC, maxrl.SPEC, ds_grpo.SPEC]
+
+
+def sections_by_estimator() -> dict[str, frozenset[str]]:
+    """Each estimator of ours -> the ``algorithm.*`` sections it reads (``{"f_grpo": {"focal"}, ...}``)."""
+    return {s.name: s.sections for s in all_specs()}

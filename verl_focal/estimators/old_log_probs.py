@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from verl_focal.config.key_names import config_get
 from verl_focal.config.schema import ConfigError
 from verl_focal.estimators.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS
 
@@ -53,18 +54,6 @@ def read_old_log_probs(inp: Any, why: str) -> tuple[torch.Tensor, torch.Tensor]:
     return s, t
 
 
-def _select(config: Any, dotted: str) -> Any:
-    node = config
-    for part in dotted.split("."):
-        getter = getattr(node, "get", None)
-        if getter is None:
-            return None
-        node = getter(part, None)
-        if node is None:
-            return None
-    return node
-
-
 def check_old_log_probs_startup(config: Any) -> None:
     """Refuse a trainer config that gives the estimator no old log-probs (the ``startup_check`` of
     ``unlikely_grpo`` and ``ds_grpo``).
@@ -73,11 +62,11 @@ def check_old_log_probs_startup(config: Any) -> None:
     old-log-prob pass when ``algorithm.rollout_correction.bypass_mode`` is true and uses the rollout's
     log-probs instead, which the rollout computes only with ``actor_rollout_ref.rollout.calculate_log_probs``.
     """
-    if not bool(_select(config, "algorithm.rollout_correction.bypass_mode") or False):
+    if not bool(config_get(config, "algorithm.rollout_correction.bypass_mode") or False):
         return
-    if bool(_select(config, "actor_rollout_ref.rollout.calculate_log_probs") or False):
+    if bool(config_get(config, "actor_rollout_ref.rollout.calculate_log_probs") or False):
         return
-    est = _select(config, "algorithm.adv_estimator")
+    est = config_get(config, "algorithm.adv_estimator")
     est = getattr(est, "value", est)
     raise ConfigError(
         f"algorithm.adv_estimator={est} reads the rollout policy's log-probs, and with "

@@ -119,13 +119,15 @@ def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: s
         return ConfigError(
             f"unknown key {key}{did_you_mean(leaf, ours)}; valid keys under {parent}: {sorted(ours)}"
         )
-    from verl_focal.integration.key_names import unknown_key_message
+    from verl_focal.config.key_names import unknown_key_message
+    from verl_focal.estimators import sections_by_estimator
 
     try:
         base = compose_config([], config_name=config_name, trainer=trainer)
     except ConfigError:
         base = {}
-    return ConfigError(unknown_key_message(key, value, base, exclude=legacy_blocks()))
+    return ConfigError(unknown_key_message(key, value, base, exclude=legacy_blocks(),
+                                           estimators=sections_by_estimator()))
 
 
 def _refuse_trainer_override(overrides: list[str]) -> None:

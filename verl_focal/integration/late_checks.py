@@ -21,18 +21,9 @@ import os
 from typing import Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
+from verl_focal.config.key_names import config_get
 
 __all__ = ["config_get", "check_reward_function", "check_verl_choices", "kl_penalty_choices"]
-
-def config_get(config: Any, key: str, default: Any = None) -> Any:
-    """``config[key]`` for a dotted ``key`` of a DictConfig or plain dict; ``default`` when absent."""
-    node = config
-    for part in key.split("."):
-        node = node.get(part, None) if hasattr(node, "get") else None
-        if node is None:
-            return default
-    return node
-
 
 def _module_source(module: str) -> str | None:
     """The source file of ``module`` without importing it (its parent packages are imported); None if absent."""

@@ -23,6 +23,7 @@ import inspect
 from typing import Any
 
 from verl_focal.config.errors import ConfigError
+from verl_focal.config.key_names import config_get
 
 __all__ = ["check_group_size", "check_focal_signal", "check_critic", "check_pf_ppo", "largest_focal_weight", "RECIPE_N",
            "FOCAL_REFUSE_BELOW", "FOCAL_WARN_BELOW"]
@@ -31,12 +32,6 @@ RECIPE_N = 8  # the rollouts per prompt of the recipes (recipes/deepscaler/*.sh)
 #: the largest focal weight below which nothing trains (refused), and below which little does (a warning)
 FOCAL_REFUSE_BELOW = 0.01
 FOCAL_WARN_BELOW = 0.1
-
-
-def _get(config: Any, key: str) -> Any:
-    from verl_focal.integration.late_checks import config_get
-
-    return config_get(config, key)
 
 
 def _verl_fn(est: Any) -> Any:
@@ -58,10 +53,10 @@ def _takes(fn: Any, name: str) -> bool:
 def check_group_size(config: Any, spec: Any) -> None:
     """Refuse ``actor_rollout_ref.rollout.n`` below ``spec.min_rollouts`` (our estimator ``spec``), or 1 for an
     estimator of verl's that normalises within a prompt's group (a group of one has nothing to compare with)."""
-    n = _get(config, "actor_rollout_ref.rollout.n")
+    n = config_get(config, "actor_rollout_ref.rollout.n")
     if n is None:
         return
-    est = _get(config, "algorithm.adv_estimator")
+    est = config_get(config, "algorithm.adv_estimator")
     if spec is None:
         fn = _verl_fn(est)
         if int(n) < 2 and fn is not None and _takes(fn, "index"):
@@ -92,7 +87,7 @@ def check_focal_signal(config: Any, spec: Any, sections: dict) -> list[str]:
     warning below :data:`FOCAL_WARN_BELOW`."""
     if spec is None or not spec.reads("focal", "gamma") or "focal" not in sections:
         return []
-    n = _get(config, "actor_rollout_ref.rollout.n")
+    n = config_get(config, "actor_rollout_ref.rollout.n")
     gamma = float(sections["focal"].gamma)
     if n is None or int(n) < 2 or gamma == 0:
         return []
@@ -110,9 +105,9 @@ def check_focal_signal(config: Any, spec: Any, sections: dict) -> list[str]:
 
 def check_critic(config: Any) -> None:
     """Refuse ``critic.enable=true`` when the estimator reads no values (its function takes no ``values``)."""
-    if _get(config, "critic.enable") is not True:
+    if config_get(config, "critic.enable") is not True:
         return
-    est = _get(config, "algorithm.adv_estimator")
+    est = config_get(config, "algorithm.adv_estimator")
     fn = _verl_fn(est)
     if fn is None or _takes(fn, "values"):
         return
@@ -125,16 +120,16 @@ def check_critic(config: Any) -> None:
 def check_pf_ppo(config: Any) -> None:
     """Refuse ``algorithm.use_pf_ppo=true`` where verl does not apply it (a non-GAE estimator: read by nothing)
     or applies it wrongly (GAE on the v1 trainer, verl #7956)."""
-    if _get(config, "algorithm.use_pf_ppo") is not True:
+    if config_get(config, "algorithm.use_pf_ppo") is not True:
         return
-    est = _get(config, "algorithm.adv_estimator")
+    est = config_get(config, "algorithm.adv_estimator")
     name = str(getattr(est, "value", est))
     fn = _verl_fn(est)
     if fn is not None and not _takes(fn, "values"):
         raise ConfigError(f"algorithm.use_pf_ppo=true: verl 0.9.1 resamples rows by reward only for gae, so with "
                           f"algorithm.adv_estimator={name} nothing reads it and the run would go on as without it; "
                           "remove algorithm.use_pf_ppo=true")
-    if _get(config, "trainer.use_v1") is not False:
+    if config_get(config, "trainer.use_v1") is not False:
         raise ConfigError("algorithm.use_pf_ppo=true with gae on verl's v1 trainer (trainer.use_v1=true, the default) "
                           "writes the resampled rows' advantages back under the original rows (verl issue #7956): "
                           "each advantage would train another response; set trainer.use_v1=false, or remove "

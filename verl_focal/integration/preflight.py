@@ -21,7 +21,7 @@ TaskRunners, and the hooked trainer's constructor (stock ``verl.trainer.main_ppo
 :func:`validate_all` is :func:`validate_start` + verl's own ``validate_config``.  Where the other classes of
 check live: composition and the trainers in :mod:`~verl_focal.integration.compose`; keys the user set that
 nothing reads in :mod:`~verl_focal.integration.unread`; local data files and model folders in
-:mod:`~verl_focal.integration.local_inputs` (their names are re-exported here).  Nothing here imports from an
+:mod:`~verl_focal.data.local_inputs` (their names are re-exported here).  Nothing here imports from an
 entry point.
 """
 
@@ -31,6 +31,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
+from verl_focal.data.local_inputs import check_local_paths, looks_like_hub_name  # noqa: F401
 from verl_focal.integration.compose import (  # noqa: F401 - re-exported: where callers found them before
     CONFIG_MODULE,
     CONFIG_NAME,
@@ -43,7 +44,6 @@ from verl_focal.integration.compose import (  # noqa: F401 - re-exported: where 
     compose_config,
     verl_config_searchpath,
 )
-from verl_focal.integration.local_inputs import check_local_paths, looks_like_hub_name  # noqa: F401
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -117,9 +117,10 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     For one of our estimators, first the verl names its hooks need on this ``trainer``
     (:func:`~verl_focal.integration.compat.require`): a renamed or missing one refuses the config here.
     """
+    from verl_focal.config.key_names import config_get
     from verl_focal.config.schema import validate_algorithm_config
     from verl_focal.integration.compat import features_for, missing, require
-    from verl_focal.integration.late_checks import check_reward_function, check_verl_choices, config_get
+    from verl_focal.integration.late_checks import check_reward_function, check_verl_choices
     from verl_focal.integration.no_signal import check_critic, check_focal_signal, check_group_size, check_pf_ppo
     from verl_focal.integration.registration import get_spec, register_all, run_startup_check
 

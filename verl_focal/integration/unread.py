@@ -5,7 +5,7 @@ One rule for the class, with a did-you-mean that also searches by leaf name (``a
 The known keys come from the composed config itself (verl's schema and our sections), never from a copied list,
 so a new namespace of ours or of verl's is known as soon as it is in the config:
 
-* a key Hydra refuses (not in verl's struct config): :func:`~verl_focal.integration.key_names.unknown_key_message`;
+* a key Hydra refuses (not in verl's struct config): :func:`~verl_focal.config.key_names.unknown_key_message`;
 * :func:`check_unread`: ``+``-added keys that verl's schema does not have (refused under ``algorithm.``,
   ``reward.``, the trainer sections and at the top level, warned about elsewhere; silent inside a free-keys dict
   such as ``reward.custom_reward_function.reward_kwargs``), the legacy blocks of verl's
@@ -21,13 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 from verl_focal.config.errors import ConfigError
+from verl_focal.config.key_names import MISSING as _MISSING
+from verl_focal.config.key_names import adds_kwargs as _adds_kwargs
+from verl_focal.config.key_names import free_keys as _free
+from verl_focal.config.key_names import get as _get
+from verl_focal.config.key_names import plain as _plain
+from verl_focal.config.key_names import suggest_key
 from verl_focal.integration.compose import legacy_blocks
-from verl_focal.integration.key_names import MISSING as _MISSING
-from verl_focal.integration.key_names import adds_kwargs as _adds_kwargs
-from verl_focal.integration.key_names import free_keys as _free
-from verl_focal.integration.key_names import get as _get
-from verl_focal.integration.key_names import plain as _plain
-from verl_focal.integration.key_names import suggest_key
 
 __all__ = ["check_unread", "unread_keys", "REFUSED_ZONES"]
 
@@ -56,10 +56,12 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
     from omegaconf import OmegaConf
 
     from verl_focal.config.schema import SECTIONS
+    from verl_focal.estimators import sections_by_estimator
 
     given = [o for o in overrides if "=" in o and not o.lstrip("+~").startswith("hydra")]
     keys = [(o.split("=", 1)[0], _value_of(o)) for o in given]
     legacy = legacy_blocks()
+    ours = sections_by_estimator()
     problems: list[str] = []
     warnings: list[str] = []
     tree = None
@@ -82,7 +84,7 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
             continue
         first = key.split(".")[0]
         if first in legacy and trainer not in _MIGRATES_LEGACY:
-            meant = suggest_key(key, base_tree(), value, exclude=legacy)
+            meant = suggest_key(key, base_tree(), value, exclude=legacy, estimators=ours)
             fix = f"; write {meant}={value}" if meant else "; its settings live under reward."
             problems.append(f"{key}: a legacy key of verl's (legacy_reward_impl.yaml) that verl 0.9.1's {trainer} "
                             f"trainer never reads (verl would score with its default reward){fix}")
@@ -100,7 +102,7 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
             anc = anc.rpartition(".")[0]
         if anc and _free(anc, _get(t, anc)) or _adds_kwargs(key, anc):
             continue  # a free-keys dict: adding keys is what it is for
-        meant = suggest_key(key, t, value, exclude=legacy)
+        meant = suggest_key(key, t, value, exclude=legacy, estimators=ours)
         hint = f" (did you mean {meant!r}?)" if meant else ""
         if _zone(key, t) in ("", *REFUSED_ZONES):
             fix = f"write {meant}={value}" if meant else f"remove +{key}"
@@ -119,9 +121,9 @@ def unread_keys(config: Any, overrides: list[str]) -> list[str]:
     (``algorithm.focal.*``, ...) that the estimator (one of ours, or verl's, which read none) does not read
     (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`), and verl's ``algorithm.gamma`` (the GAE
     discount) set with one of ours.  Needs no verl import."""
+    from verl_focal.config.key_names import config_get
     from verl_focal.config.schema import SECTIONS
     from verl_focal.estimators import all_specs
-    from verl_focal.integration.late_checks import config_get
 
     est = config_get(config, "algorithm.adv_estimator")
     name = str(getattr(est, "value", est)).removeprefix("verl_focal.")

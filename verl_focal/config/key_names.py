@@ -1,16 +1,18 @@
 """Names of config keys: the existing key a user most likely meant, found by leaf name too.
 
-Pure helpers over a composed config (as plain dicts) and our estimators' specs; used by composition
-(:mod:`~verl_focal.integration.compose`, for a key Hydra refuses) and by :mod:`~verl_focal.integration.unread`
-(for ``+``-added and legacy keys).  The known keys are the config's own, never a copied list.  No verl import.
+Pure helpers over a composed config (as plain dicts) and our estimators' sections (passed in by the caller:
+:func:`verl_focal.estimators.sections_by_estimator`); used by composition (:mod:`~verl_focal.integration.compose`,
+for a key Hydra refuses) and by :mod:`~verl_focal.integration.unread` (for ``+``-added and legacy keys).  The
+known keys are the config's own, never a copied list.  No verl import.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["suggest_key", "unknown_key_message", "free_keys", "adds_kwargs", "plain", "get", "MISSING"]
+__all__ = ["config_get", "suggest_key", "unknown_key_message", "free_keys", "adds_kwargs", "plain", "get", "MISSING"]
 
 MISSING = object()
 
@@ -24,6 +26,16 @@ def _walk(node: Any, prefix: str = "") -> dict[str, Any]:
             out[path] = v
             out.update(_walk(v, path))
     return out
+
+
+def config_get(config: Any, key: str, default: Any = None) -> Any:
+    """``config[key]`` for a dotted ``key`` of a DictConfig or plain dict; ``default`` when absent."""
+    node = config
+    for part in key.split("."):
+        node = node.get(part, None) if hasattr(node, "get") else None
+        if node is None:
+            return default
+    return node
 
 
 def plain(config: Any) -> dict:
@@ -56,36 +68,38 @@ def adds_kwargs(key: str, anc: str) -> bool:
     return any(p.endswith("kwargs") for p in new)
 
 
-def _estimator_alias(parts: list[str]) -> str | None:
+def _estimator_alias(parts: list[str], estimators: Mapping[str, Iterable[str]]) -> str | None:
     """``algorithm.f_grpo_gamma`` / ``algorithm.f_grpo.gamma`` -> ``algorithm.focal.gamma``: an estimator's
-    name used as a prefix of a key of a section it reads."""
+    name (a key of ``estimators``, which maps it to the sections it reads) used as a prefix of a key of one of
+    its sections."""
     import dataclasses
 
     from verl_focal.config.schema import SECTIONS
-    from verl_focal.estimators import all_specs
 
     leaf = parts[-1]
-    for spec in sorted(all_specs(), key=lambda s: -len(s.name)):
-        for section in sorted(spec.sections):
+    for name in sorted(estimators, key=lambda s: -len(s)):
+        for section in sorted(estimators[name]):
             fields = {f.name for f in dataclasses.fields(SECTIONS[section])}
-            rest = leaf[len(spec.name) + 1:] if leaf.startswith(spec.name + "_") else None
-            if rest is None and len(parts) >= 2 and parts[-2] == spec.name:
+            rest = leaf[len(name) + 1:] if leaf.startswith(name + "_") else None
+            if rest is None and len(parts) >= 2 and parts[-2] == name:
                 rest = leaf
             if rest in fields:
                 return f"algorithm.{section}.{rest}"
     return None
 
 
-def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...] = ()) -> str | None:
+def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...] = (),
+                estimators: Mapping[str, Iterable[str]] | None = None) -> str | None:
     """The existing key the user most likely meant by ``key``, or None.
 
     In order: an estimator's name used as a prefix (:func:`_estimator_alias`); the longest tail of ``key`` that is
     also the tail of an existing key (``custom_reward_function.path`` -> ``reward.custom_reward_function.path``);
     a close spelling among the siblings, then among all leaf names.  ``exclude``: top-level blocks never
-    suggested (verl's legacy ones).  A suggested section with a ``name`` given a plain value gets ``.name``.
+    suggested (verl's legacy ones).  ``estimators``: estimator name -> the sections it reads, for the first rule.
+    A suggested section with a ``name`` given a plain value gets ``.name``.
     """
     parts = key.split(".")
-    alias = _estimator_alias(parts)
+    alias = _estimator_alias(parts, estimators or {})
     if alias is not None and get(tree, alias) is not MISSING:
         return alias
     paths = {p: v for p, v in _walk(tree).items() if p != key and p.split(".")[0] not in exclude}
@@ -114,7 +128,8 @@ def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...
     return best
 
 
-def unknown_key_message(key: str, value: str | None, base: Any, exclude: tuple[str, ...] = ()) -> str:
+def unknown_key_message(key: str, value: str | None, base: Any, exclude: tuple[str, ...] = (),
+                        estimators: Mapping[str, Iterable[str]] | None = None) -> str:
     """The message for a key Hydra refused (``not in struct``): the key meant, by leaf name too; the ``+KEY``
     advice only inside a free-keys dict, where adding a key is what the user meant."""
     tree = plain(base)
@@ -123,7 +138,7 @@ def unknown_key_message(key: str, value: str | None, base: Any, exclude: tuple[s
     node = get(tree, parent) if parent else tree
     if parent and free_keys(parent, node) or adds_kwargs(key, parent if node is not MISSING else ""):
         return f"{parent} takes free keys, added with +: write +{shown}"
-    meant = suggest_key(key, tree, value, exclude=exclude)
+    meant = suggest_key(key, tree, value, exclude=exclude, estimators=estimators)
     if meant is not None:
         fix = f"{meant}={value}" if value is not None else meant
         return f"unknown key {key} (did you mean {meant!r}?): verl's config has no {key}; write {fix}"
