@@ -35,12 +35,13 @@ def run(config: DictConfig) -> None:
     from verl.trainer.main_ppo import run_ppo
     from verl.utils.device import auto_set_device
 
-    from verl_focal.integration.runner import FocalLegacyTaskRunner, FocalTaskRunnerV1
+    from verl_focal.integration.runner import FocalLegacyTaskRunner, FocalTaskRunnerV1, forward_plugin
     from verl_focal.integration.versions import warn_on_version_mismatch
 
     auto_set_device(config)
     validate_all(config)
     warn_on_version_mismatch()
+    forward_plugin(config)  # every Ray process of the run imports the plugin (VERL_USE_EXTERNAL_MODULES)
     run_ppo(config, task_runner_class=FocalTaskRunnerV1 if config.trainer.use_v1 else FocalLegacyTaskRunner)
 
 

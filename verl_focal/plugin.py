@@ -1,10 +1,10 @@
 """verl plugin entry point (``[project.entry-points."verl.plugins"]``).
 
 verl imports this module -- it does not call anything -- on every ``import verl``, in every process
-(driver, TaskRunner, Ray workers), so importing it costs nothing beyond itself and the two small modules
-below (no verl submodule, no torch kernel, no scipy): ``bench/import_cost.py`` measures it and
+(driver, TaskRunner, Ray workers), so importing it costs nothing beyond itself and the three small modules
+below it (no verl submodule, no torch kernel, no scipy): ``bench/import_cost.py`` measures it and
 ``tests/integration/test_import_cost.py`` holds it to a module budget.  Importing it only arranges, for when
-each verl module is first imported (:func:`~verl_focal.integration.post_import.when_imported`):
+each verl module is first imported (:func:`~verl_focal.integration.arrange.arrange`):
 
 * ``verl.trainer.ppo.core_algos``: our advantage estimators (``f_grpo``, ``cue_grpo``, ...) enter its
   ``ADV_ESTIMATOR_REGISTRY``; a process that never imports verl's registry never loads them;
@@ -17,35 +17,6 @@ missing, or any failure, is one WARNING and that feature is not installed; verl 
 imports and runs.  Idempotent: safe to import twice (entry point + ``VERL_USE_EXTERNAL_MODULES``).
 """
 
-from verl_focal.integration.compat import install
-from verl_focal.integration.post_import import when_imported
+from verl_focal.integration.arrange import arrange
 
-
-def _register() -> None:
-    from verl_focal.integration.registration import register_all
-
-    register_all()
-
-
-def _hook_compute_advantage() -> None:
-    from verl_focal.integration.dataproto_hook import hook_compute_advantage
-
-    hook_compute_advantage()
-
-
-def _register_trainers() -> None:
-    from verl_focal.integration.trainer import register_hooked_trainers
-
-    register_hooked_trainers()
-
-
-def _hook_separated_trainers() -> None:
-    from verl_focal.integration.dataproto_hook import hook_separated_trainers
-
-    hook_separated_trainers()
-
-
-when_imported("verl.trainer.ppo.core_algos", lambda: install("estimators", _register))
-when_imported("verl.trainer.ppo.ray_trainer", lambda: install("advantage", _hook_compute_advantage))
-when_imported("verl.trainer.ppo.v1", lambda: install("v1", _register_trainers))
-when_imported("verl.experimental.separation.ray_trainer", lambda: install("separated", _hook_separated_trainers))
+arrange()

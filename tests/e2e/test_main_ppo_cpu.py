@@ -104,6 +104,10 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
             # verl 0.9.1 passes custom_reward_function.reward_kwargs to compute_score
             # (reward.reward_kwargs only reaches the built-in dapo manager).
             "+reward.custom_reward_function.reward_kwargs.cue_set=math_v1",
+            # Every Ray process skips verl's entry point (as in a `ray start` environment with this policy):
+            # our TaskRunner arranges the hooks itself, and the entry point forwards VERL_USE_EXTERNAL_MODULES
+            # to the job, so the run is hooked all the same (gpu-readiness finding 2).
+            "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_PLUGINS=none",
         ],
     )
     _assert_trained(run, n=n)
@@ -134,7 +138,12 @@ def test_stock_main_ppo_reaches_f_grpo(tmp_path, assets):
         tmp_path,
         assets,
         "verl.trainer.main_ppo",
-        ["algorithm.adv_estimator=f_grpo", "+algorithm.focal.gamma=50"],
+        ["algorithm.adv_estimator=f_grpo", "+algorithm.focal.gamma=50",
+         # the stock entry point under a policy that skips our entry point in every Ray process: the line
+         # docs/usage.md gives for it makes verl import the plugin by name (else: Unknown advantage estimator
+         # at step 1, after a full rollout)
+         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_PLUGINS=none",
+         "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES='verl_cpu_backend,verl_focal.plugin'"],
     )
     # Advantages ~0 (that is the point), so the weights may not move: check the sync only.
     _assert_trained(run, moved_expected=False)

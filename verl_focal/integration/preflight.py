@@ -120,7 +120,7 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     from verl_focal.config.key_names import config_get
     from verl_focal.config.schema import validate_algorithm_config
     from verl_focal.integration.compat import features_for, missing, require
-    from verl_focal.integration.late_checks import check_reward_function, check_verl_choices
+    from verl_focal.integration.late_checks import check_logger, check_reward_function, check_verl_choices
     from verl_focal.integration.no_signal import check_critic, check_focal_signal, check_group_size, check_pf_ppo
     from verl_focal.integration.registration import get_spec, register_all, run_startup_check
 
@@ -149,6 +149,7 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
         except ValueError as e:  # a consumer's own check (catalogue file, backend, ...)
             raise ConfigError(str(e)) from None
     check_reward_kwargs(config)
+    check_logger(config)
     if not missing("entry"):  # verl's names these read (else our entry point refuses, naming them)
         check_reward_function(config)
         check_verl_choices(config)

@@ -3,13 +3,17 @@
 ``FocalTaskRunnerV1`` maps ``trainer.v1.trainer_mode`` (sync / colocate_async /
 separate_async) to our hooked mode and otherwise runs verl's
 ``TaskRunnerV1.run`` unchanged; ``FocalLegacyTaskRunner`` installs the legacy
-hook and runs verl's legacy ``TaskRunner.run``.  Both run the start-up
-checks again inside the Ray actor, before any worker or model starts.
+hook and runs verl's legacy ``TaskRunner.run``.  Both arrange the plugin's
+hooks themselves (:func:`~verl_focal.integration.arrange.arrange`: a TaskRunner whose process skipped verl's
+entry point, ``VERL_USE_EXTERNAL_PLUGINS=none`` say, is hooked all the same), run the start-up checks again
+inside the Ray actor, and check that the hooks the run needs are in effect there
+(:func:`~verl_focal.integration.arrange.require_live`), before any worker or model starts.
 
 :func:`run_separated` runs verl's one-step-off or fully-async trainer with verl's own TaskRunner
 after the same start-up checks; the hook reaches those trainers through the plugin
-(:func:`verl_focal.integration.dataproto_hook.install_separated_hook`), in whichever process the
-trainer lives.
+(:func:`verl_focal.integration.dataproto_hook.hook_separated_trainers`), in whichever process the
+trainer lives: :func:`forward_plugin` makes every process of the job import it
+(``VERL_USE_EXTERNAL_MODULES``), and a node where it cannot be imported fails at its start.
 """
 
 from __future__ import annotations
@@ -19,11 +23,47 @@ from omegaconf import DictConfig, open_dict
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.main_ppo_v0 import TaskRunner as LegacyTaskRunner
 
+from verl_focal.integration.arrange import PLUGIN_MODULE, arrange, require_live
 from verl_focal.integration.compat import available, install
 from verl_focal.integration.modes import hooked_mode
-from verl_focal.integration.preflight import validate_start
+from verl_focal.integration.preflight import is_our_name, validate_start
 
-__all__ = ["FocalTaskRunnerV1", "FocalLegacyTaskRunner", "select_hooked_mode", "run_separated"]
+arrange()  # before verl's trainer modules are imported in this process (unpickling this module comes first)
+
+__all__ = ["FocalTaskRunnerV1", "FocalLegacyTaskRunner", "select_hooked_mode", "run_separated", "forward_plugin",
+           "check_here"]
+
+
+def forward_plugin(config: DictConfig) -> str:
+    """Add ``verl_focal.plugin`` to ``VERL_USE_EXTERNAL_MODULES`` in the job's
+    ``ray_kwargs.ray_init.runtime_env.env_vars`` (after the user's value there, or else this process's), so that
+    every Ray process of the run imports the plugin whatever ``VERL_USE_EXTERNAL_PLUGINS`` says, and a node
+    without verl-focal fails when its worker starts (verl raises on a module it cannot import), not at step 1.
+    Returns the value set."""
+    import os
+
+    from verl_focal.config.key_names import config_get
+
+    current = config_get(config, "ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES", None)
+    if current is None:
+        current = os.environ.get("VERL_USE_EXTERNAL_MODULES", "")
+    mods = [m.strip() for m in str(current).split(",") if m.strip()]
+    value = ",".join(mods if PLUGIN_MODULE in mods else [*mods, PLUGIN_MODULE])
+    from omegaconf import OmegaConf
+
+    with open_dict(config):  # verl's runtime_env is a struct node: no new key without open_dict
+        OmegaConf.update(config, "ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES", value,
+                         force_add=True)
+    return value
+
+
+def check_here(config: DictConfig, features: list[str]) -> None:
+    """In the process that runs the steps: the start-up checks, and for one of our estimators the hooks in
+    ``features`` in effect here (:func:`~verl_focal.integration.arrange.require_live`)."""
+    validate_start(config)
+    est = config.algorithm.get("adv_estimator", None)
+    if is_our_name(est):
+        require_live(features, f"algorithm.adv_estimator={getattr(est, 'value', est)}")
 
 
 def select_hooked_mode(config: DictConfig) -> str:
@@ -37,7 +77,7 @@ def select_hooked_mode(config: DictConfig) -> str:
 
 class _FocalTaskRunnerV1(TaskRunnerV1.__ray_actor_class__):
     def run(self, config: DictConfig):
-        validate_start(config)
+        check_here(config, ["advantage", "v1"])
         if available("v1"):  # else verl's own modes (the plugin warned)
             select_hooked_mode(config)
         return super().run(config)
@@ -47,7 +87,6 @@ class _FocalLegacyTaskRunner(LegacyTaskRunner.__ray_actor_class__):
     def run(self, config: DictConfig):
         from verl_focal.integration.dataproto_hook import install_legacy_hook
 
-        validate_start(config)  # trainer.use_v1=false: requires the legacy hook for our estimators
         model_cfg = config.actor_rollout_ref.model
 
         def tokenizer_factory():
@@ -56,6 +95,7 @@ class _FocalLegacyTaskRunner(LegacyTaskRunner.__ray_actor_class__):
             return omega_conf_to_dataclass(model_cfg).tokenizer
 
         install("legacy", lambda: install_legacy_hook(tokenizer_factory))
+        check_here(config, ["advantage", "legacy"])  # trainer.use_v1=false: our estimators need the legacy hook
         return super().run(config)
 
 
@@ -78,6 +118,7 @@ def run_separated(config: DictConfig, trainer: str) -> None:
         config.actor_rollout_ref.rollout.n_gpus_per_node = config.rollout.n_gpus_per_node
     validate_all(config, trainer)
     warn_on_version_mismatch()
+    forward_plugin(config)
     if trainer == "one_step_off":
         from verl.experimental.one_step_off_policy.main_ppo import OneStepTaskRunner
 
