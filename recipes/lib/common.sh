@@ -11,9 +11,10 @@
 #
 #   MODEL              HF name or local directory                       [Qwen/Qwen2.5-7B]
 #   N                  rollouts per prompt (group size)                  [8]
-#   ENGINE             rollout engine: sglang | vllm                     [sglang]  (paper: SGLang)
-#   NNODES             nodes in the Ray cluster                          [2]
-#   GPUS_PER_NODE      GPUs per node                                     [8]       (paper: 16 x H100)
+#   ENGINE             rollout engine: vllm | sglang                     [vllm]    (paper: SGLang; CI runs vLLM)
+#   NNODES             nodes in the Ray cluster                          [1]       (paper: 2, i.e. 16 x H100)
+#   GPUS_PER_NODE      GPUs per node                                     [8]
+#   MAX_CKPT_TO_KEEP   checkpoints kept (trainer.max_actor_ckpt_to_keep)  [2]       (each ~92 GB for a 7B model)
 #   ROLLOUT_TP         rollout tensor-parallel size                      [2]
 #   GPU_MEM_UTIL       rollout engine GPU memory fraction                [0.6]
 #   TRAIN_BATCH_SIZE   prompts per step                                  [256]
@@ -68,6 +69,7 @@ MAX_PROMPT_LENGTH   int    1   -   data.max_prompt_length
 MAX_RESPONSE_LENGTH int    1   -   data.max_response_length
 TOKEN_LEN_FACTOR    int    1   -   actor_rollout_ref.actor.ppo_max_token_len_per_gpu = factor x prompt + response length
 ENGINE              choice sglang|vllm - actor_rollout_ref.rollout.name
+MAX_CKPT_TO_KEEP    int    1   -   trainer.max_actor_ckpt_to_keep, the checkpoints kept
 VAL_OOD             flag   -   -   whether the OOD sets gpqa_diamond, ifeval, synlogic are validated
 STEPS_PER_EPOCH     int    1   -   trainer.save_freq and trainer.test_freq, the steps between checkpoints and validations
 PAPER_TRAIN_ROWS    int    1   -   the steps per epoch while TRAIN_FILES is absent
@@ -88,7 +90,7 @@ MAX_NUM_GEN_BATCHES int    0   -   algorithm.filter_groups.max_num_gen_batches; 
 OVERLONG_BUFFER     int    1   -   reward.reward_kwargs.overlong_buffer_cfg.len
 OVERLONG_PENALTY    num    0   -   reward.reward_kwargs.overlong_buffer_cfg.penalty_factor'
 _COMMON_VARS="N NNODES GPUS_PER_NODE ROLLOUT_TP GPU_MEM_UTIL TRAIN_BATCH_SIZE MAX_PROMPT_LENGTH MAX_RESPONSE_LENGTH
-TOKEN_LEN_FACTOR ENGINE VAL_OOD STEPS_PER_EPOCH PAPER_TRAIN_ROWS SEED"
+TOKEN_LEN_FACTOR ENGINE MAX_CKPT_TO_KEEP VAL_OOD STEPS_PER_EPOCH PAPER_TRAIN_ROWS SEED"
 
 # _check_var NAME: refuse (exit 2) a value of NAME that its row of _RECIPE_VAR_TABLE does not accept
 _check_var() {
@@ -244,8 +246,9 @@ recipe_main() {
     PYTHON="${PYTHON:-$(_default_python)}"
     MODEL="${MODEL:-Qwen/Qwen2.5-7B}"
     N="${N:-8}"
-    ENGINE="${ENGINE:-sglang}"
-    NNODES="${NNODES:-2}"
+    ENGINE="${ENGINE:-vllm}"
+    NNODES="${NNODES:-1}"
+    MAX_CKPT_TO_KEEP="${MAX_CKPT_TO_KEEP:-2}"
     GPUS_PER_NODE="${GPUS_PER_NODE:-8}"
     ROLLOUT_TP="${ROLLOUT_TP:-2}"
     GPU_MEM_UTIL="${GPU_MEM_UTIL:-0.6}"
@@ -296,6 +299,7 @@ recipe_main() {
         "actor_rollout_ref.rollout.seed=$SEED"
         "actor_rollout_ref.actor.data_loader_seed=$SEED"
         "trainer.nnodes=$NNODES"
+        "trainer.max_actor_ckpt_to_keep=$MAX_CKPT_TO_KEEP"
         "trainer.n_gpus_per_node=$GPUS_PER_NODE"
         "trainer.save_freq=$STEPS_PER_EPOCH"
         "trainer.test_freq=$STEPS_PER_EPOCH"
