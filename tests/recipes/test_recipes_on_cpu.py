@@ -278,9 +278,11 @@ CUE_EXPECTED = {
 }
 CUE_DELTAS = {
     "cue_grpo": {"actor_rollout_ref.rollout.name": "sglang"},
-    "cue_grpo_llama": {"actor_rollout_ref.rollout.name": "sglang", "actor_rollout_ref.model.path": "meta-llama/Llama-3.1-8B-Instruct",
+    "cue_grpo_llama": {"actor_rollout_ref.rollout.name": "sglang",
+                       "actor_rollout_ref.model.path": "meta-llama/Llama-3.1-8B-Instruct",
                        "data.train_files": "/home/u/data/verl_focal/math_l3to5/llama-3.1-8b-instruct.parquet"},
-    "cue_grpo_judge": {"actor_rollout_ref.rollout.name": "sglang", "algorithm.cue.partitioner": "judge", "algorithm.cue.judge.model": "judge-7b",
+    "cue_grpo_judge": {"actor_rollout_ref.rollout.name": "sglang",
+                       "algorithm.cue.partitioner": "judge", "algorithm.cue.judge.model": "judge-7b",
                        "algorithm.cue.judge.base_url": "http://127.0.0.1:8000/v1",
                        "algorithm.cue.judge.api_key_env": "JUDGE_KEY"},
 }
