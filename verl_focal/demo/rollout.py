@@ -62,11 +62,14 @@ def make_rollout(model, temperature: float = 1.0, micro_batch_size: int = 4096) 
 
 
 def prompt_batch(prompt_ids: torch.Tensor, uids: list[str], tokenizer) -> DataProto:
-    """A verl ``DataProto`` of (already repeated) prompts, as the trainer hands them to the rollout."""
+    """A verl ``DataProto`` of (already repeated) prompts, as the trainer hands them to the rollout.
+
+    ``prompt_ids``: (n, prompt_len), all tokens real (no padding); the masks and positions are made on its device.
+    """
     if prompt_ids.shape[0] != len(uids):
         raise ValueError(f"prompt_batch: {prompt_ids.shape[0]} prompts but {len(uids)} uids")
     attn = torch.ones_like(prompt_ids)
-    pos = torch.arange(prompt_ids.shape[1]).unsqueeze(0).expand_as(prompt_ids).contiguous()
+    pos = torch.arange(prompt_ids.shape[1], device=prompt_ids.device).unsqueeze(0).expand_as(prompt_ids).contiguous()
     return DataProto.from_dict(
         tensors={"input_ids": prompt_ids, "attention_mask": attn, "position_ids": pos},
         non_tensors={"uid": np.array(uids, dtype=object)},

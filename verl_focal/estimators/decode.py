@@ -10,7 +10,9 @@ table lookup and one join per row (about 15x faster), and falls back to the toke
 
 The fast path must give exactly what the tokenizer gives: on every call it decodes some rows
 both ways and, on any difference, switches to the tokenizer for good (counted in
-:attr:`BatchDecoder.fallbacks`).  No verl import.
+:attr:`BatchDecoder.fallbacks`).  An id beyond the tokenizer (an engine with a padded vocabulary
+can sample one) decodes to nothing, as the tokenizer's own decoder skips it, and is counted in
+:attr:`BatchDecoder.out_of_vocab`.  No verl import.
 """
 
 from __future__ import annotations
@@ -80,15 +82,19 @@ class BatchDecoder:
 
     ``rows``: a sequence of per-row token id arrays (numpy, torch or lists).  ``check_rows``
     rows of every call (all rows of the first call, up to ``first_check``) are also decoded by
-    the tokenizer and compared; a difference disables the fast path.
+    the tokenizer and compared; a difference disables the fast path.  Ids ≥ ``len(tokenizer)``
+    decode to ``b""`` (the table's last entry) and are counted in :attr:`out_of_vocab`.
     """
 
     def __init__(self, tokenizer: Any, check_rows: int = 1, first_check: int = 4) -> None:
         self.tokenizer = tokenizer
-        self.table = byte_level_table(tokenizer)
+        table = byte_level_table(tokenizer)
+        #: the id -> bytes table, with one more entry, ``b""``, for every id beyond the tokenizer
+        self.table = None if table is None else np.append(table, np.array([b""], dtype=object))
         self.check_rows, self.first_check = int(check_rows), int(first_check)
         self.calls = 0
         self.fallbacks = 0
+        self.out_of_vocab = 0  #: ids ≥ len(tokenizer) met on the fast path (decoded to nothing)
 
     @property
     def fast(self) -> bool:
@@ -103,11 +109,13 @@ class BatchDecoder:
         self.calls += 1
         if self.table is None or not len(rows):
             return self._slow(rows)
-        table = self.table
-        try:
-            texts = [b"".join(table[np.asarray(r, dtype=np.int64)]).decode("utf-8", "replace") for r in rows]
-        except IndexError:  # an id beyond the vocabulary: let the tokenizer decide what it means
-            return self._disable(rows, "a token id beyond the vocabulary")
+        table, oov = self.table, len(self.table) - 1
+        ids = [np.asarray(r, dtype=np.int64) for r in rows]
+        beyond = sum(int((r >= oov).sum()) for r in ids)
+        if beyond:  # a padded vocabulary's id: the tokenizer's decoder skips it, so does the table's last entry
+            ids = [np.minimum(r, oov) for r in ids]
+            self.out_of_vocab += beyond
+        texts = [b"".join(table[r]).decode("utf-8", "replace") for r in ids]
         k = min(len(rows), self.first_check if self.calls == 1 else self.check_rows)
         if k and self._slow(rows[:k]) != texts[:k]:
             return self._disable(rows, "a row decoded differently from tokenizer.batch_decode")

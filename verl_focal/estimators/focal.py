@@ -31,7 +31,7 @@ def focal_diagnostics(
         return {"focal/groups": 0.0}
     p = p_hat[present]
     active = (p > 0) & (p < 1)
-    q = torch.quantile(p, torch.tensor([0.1, 0.5, 0.9], dtype=p.dtype))
+    q = torch.quantile(p, torch.tensor([0.1, 0.5, 0.9], dtype=p.dtype, device=p.device))
     out = {
         "focal/groups": float(n_groups),
         "focal/frac_all_correct": float((p == 1).double().mean()),

@@ -86,7 +86,7 @@ def gather_inputs(
     if len(index) != token_level_rewards.shape[0]:
         raise ValueError(f"index has {len(index)} rows but token_level_rewards has {token_level_rewards.shape[0]}")
 
-    scores = token_level_rewards.detach().sum(dim=-1).to(torch.float64)
+    scores = token_level_rewards.detach().sum(dim=-1, dtype=torch.float64)  # bf16 dense rewards: no rounding
     valid = (response_mask.detach().sum(dim=-1) > 0).to(torch.float64)
     bad = ~torch.isfinite(scores)
     if ctx is not None:

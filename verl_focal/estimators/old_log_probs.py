@@ -29,7 +29,7 @@ class MissingLogProbsError(ConfigError):
 
 
 def read_old_log_probs(inp: Any, why: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(Σ_t log π_old (bs,), token count (bs,))``, float64, from the hook's context of ``inp``
+    """``(Σ_t log π_old (bs,), token count (bs,))``, float64 on the batch's device, from the hook's context of ``inp``
     (:class:`~verl_focal.estimators.inputs.EstimatorInputs`).
 
     ``why`` starts the error message (``"unlikely_grpo ranks rollouts by their old log-probs"``).
@@ -47,8 +47,9 @@ def read_old_log_probs(inp: Any, why: str) -> tuple[torch.Tensor, torch.Tensor]:
             f"{where}: launch with `python -m verl_focal.main_ppo` (or trainer.v1.trainer_mode=focal_sync with "
             "stock main_ppo) and keep the old-log-prob pass on (it is on by default)"
         )
-    s = torch.as_tensor(np.asarray(extras[OLD_LOG_PROB_SUM], dtype=np.float64))
-    t = torch.as_tensor(np.asarray(extras[OLD_LOG_PROB_TOKENS], dtype=np.float64))
+    device = inp.scores.device  # the columns are host arrays; the batch's tensors may be on a GPU
+    s = torch.as_tensor(np.asarray(extras[OLD_LOG_PROB_SUM], dtype=np.float64), device=device)
+    t = torch.as_tensor(np.asarray(extras[OLD_LOG_PROB_TOKENS], dtype=np.float64), device=device)
     if s.shape[0] != inp.scores.shape[0]:
         raise ValueError(f"{why.split()[0]}: {s.shape[0]} old log-prob rows for {inp.scores.shape[0]} batch rows")
     return s, t

@@ -80,7 +80,7 @@ def compute_passk_grpo_advantage(
     with torch.no_grad():
         inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo")
         k = inp.settings.passk.k
-        n = torch.zeros(inp.n_groups, dtype=torch.float64).index_add_(0, inp.gid, inp.valid)
+        n = torch.zeros(inp.n_groups, dtype=torch.float64, device=inp.valid.device).index_add_(0, inp.gid, inp.valid)
         short = (n > 0) & (n < k)  # a dropped or failed rollout left fewer than k: such a group falls back to k = 1
         norm = inp.settings.norm_adv_by_std_in_grpo
         long_rows = inp.valid * (~short[inp.gid]).to(torch.float64)

@@ -67,8 +67,8 @@ def sequence_log_prob_columns(log_probs: Any, masks: Any, chunk: int = 128) -> d
     mask = torch.as_tensor(masks).detach()
     if lp.shape != mask.shape:
         raise ValueError(f"old_log_probs {tuple(lp.shape)} and response_mask {tuple(mask.shape)} differ in shape")
-    sums = torch.empty(lp.shape[0], dtype=torch.float64)
-    counts = torch.empty(lp.shape[0], dtype=torch.float64)
+    sums = torch.empty(lp.shape[0], dtype=torch.float64, device="cpu")  # host arrays on purpose, whatever lp's device
+    counts = torch.empty(lp.shape[0], dtype=torch.float64, device="cpu")
     for i in range(0, lp.shape[0], chunk):
         m = mask[i:i + chunk].to(lp.dtype)
         sums[i:i + chunk] = (lp[i:i + chunk] * m).sum(-1, dtype=torch.float64)
@@ -254,7 +254,7 @@ def dataproto_rows(tensors: Any, non_tensor: dict, decode: Callable[[list], list
     def response_ids(rows: np.ndarray) -> list:
         resp = tensors["responses"]
         mask = tensors["response_mask"] if "response_mask" in tensors.keys() else None
-        return [(resp[i][mask[i].bool()] if mask is not None else resp[i]).numpy() for i in rows.tolist()]
+        return [(resp[i][mask[i].bool()] if mask is not None else resp[i]).cpu().numpy() for i in rows.tolist()]
 
     return RowSource(name, uids, infos, problems, response_ids, decode)
 
