@@ -98,6 +98,25 @@ def check_partitioner(cue: Any) -> None:
     check_partitioner_kwargs(target, dict(cue.partitioner_kwargs), cue.partitioner)
 
 
+def judge_topology_warnings(cue: Any, nnodes: int) -> list[str]:
+    """On several nodes, the judge's settings that name one node's resources: a loopback ``base_url`` (resolved
+    on the TaskRunner's node, which Ray picks, not the driver's) and a ``cache_dir`` (that node's local disk)."""
+    from urllib.parse import urlsplit
+
+    if cue.partitioner != "judge" or nnodes <= 1:
+        return []
+    out = []
+    host = (urlsplit(str(cue.judge.base_url)).hostname or "").lower()
+    if host in ("localhost", "::1") or host.startswith("127."):
+        out.append(f"algorithm.cue.judge.base_url={cue.judge.base_url!r} is a loopback address and "
+                   f"trainer.nnodes={nnodes}: it is resolved on the node Ray puts the TaskRunner on, where no judge "
+                   "may listen (every group then falls back to strategy cues): give the judge host's address")
+    if str(cue.judge.cache_dir or ""):
+        out.append(f"algorithm.cue.judge.cache_dir={cue.judge.cache_dir!r} with trainer.nnodes={nnodes}: the cache "
+                   "is on the TaskRunner's node's disk; use a shared folder to reuse it across runs")
+    return out
+
+
 def _check_cue_set(cue_set: str) -> None:
     from verl_focal.partition.cues import list_cue_sets
 
@@ -144,6 +163,8 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     if spec is not None and spec.prepare is not None:  # an estimator with a group-level step partitions
         try:
             check_partitioner(sections["cue"])
+            for line in judge_topology_warnings(sections["cue"], int(config_get(config, "trainer.nnodes", 1) or 1)):
+                warnings.warn(line, UserWarning, stacklevel=2)
         except ConfigError:
             raise
         except ValueError as e:  # a consumer's own check (catalogue file, backend, ...)

@@ -31,7 +31,7 @@ from verl_focal.integration.preflight import is_our_name, validate_start
 arrange()  # before verl's trainer modules are imported in this process (unpickling this module comes first)
 
 __all__ = ["FocalTaskRunnerV1", "FocalLegacyTaskRunner", "select_hooked_mode", "run_separated", "forward_plugin",
-           "check_here"]
+           "check_here", "check_judge_here"]
 
 
 def forward_plugin(config: DictConfig) -> str:
@@ -58,12 +58,32 @@ def forward_plugin(config: DictConfig) -> str:
 
 
 def check_here(config: DictConfig, features: list[str]) -> None:
-    """In the process that runs the steps: the start-up checks, and for one of our estimators the hooks in
-    ``features`` in effect here (:func:`~verl_focal.integration.arrange.require_live`)."""
-    validate_start(config)
+    """In the process that runs the steps: the start-up checks; for one of our estimators the hooks in
+    ``features`` in effect here (:func:`~verl_focal.integration.arrange.require_live`); for the LLM judge, its
+    network probe from here (:func:`check_judge_here`)."""
+    sections = validate_start(config)
     est = config.algorithm.get("adv_estimator", None)
     if is_our_name(est):
         require_live(features, f"algorithm.adv_estimator={getattr(est, 'value', est)}")
+    from verl_focal.integration.registration import get_spec
+
+    spec, cue = get_spec(est), sections.get("cue")
+    if spec is not None and spec.prepare is not None and cue is not None and cue.partitioner == "judge":
+        check_judge_here(cue)
+
+
+def check_judge_here(cue) -> None:
+    """The judge's network probe from this process (the TaskRunner's node, where the requests go out); the
+    driver's ``verl-focal check`` probes from the driver's node only."""
+    import os
+
+    from verl_focal.config.errors import ConfigError
+    from verl_focal.partition.judge import check_judge
+
+    problems = check_judge(cue.judge, network=True)
+    if problems:
+        raise ConfigError(f"algorithm.cue.judge, probed from the TaskRunner on {os.uname().nodename}: "
+                          + "; ".join(problems))
 
 
 def select_hooked_mode(config: DictConfig) -> str:
