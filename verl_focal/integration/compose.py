@@ -179,6 +179,30 @@ def verl_config_searchpath() -> str | None:
     return f"file://{folder}"
 
 
+#: how a Megatron run reaches our estimators: verl's entry point with its Megatron config and our hooked mode
+MEGATRON_COMMAND = ("python -m verl.trainer.main_ppo --config-name ppo_megatron_trainer "
+                    "trainer.v1.trainer_mode=focal_sync "
+                    "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES=verl_focal.plugin "
+                    "algorithm.adv_estimator=f_grpo +algorithm.focal.gamma=1.0 actor_rollout_ref.rollout.n=8 ...")
+
+
+def refuse_megatron(overrides: list[str]) -> None:
+    """A Megatron strategy or another primary config (``--config-name``): our entry point composes verl's FSDP
+    ``ppo_trainer`` only, so refuse in one line naming the command that runs Megatron with our hooks."""
+    from verl_focal.config.errors import ConfigError
+
+    for o in overrides:
+        key, _, value = o.lstrip("+~").partition("=")
+        if o.startswith(("--config-name", "-cn", "--config-path", "-cp")):
+            what = o
+        elif key.endswith(".strategy") and value.strip("'\"") == "megatron":
+            what = o
+        else:
+            continue
+        raise ConfigError(f"{what}: python -m verl_focal.main_ppo composes verl's FSDP config (ppo_trainer) only; "
+                          f"run Megatron through verl's entry point with our hooked mode: {MEGATRON_COMMAND}")
+
+
 def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG_NAME,
                    trainer: str = "ppo") -> DictConfig:
     """Compose a trainer's config plus our sections with Hydra overrides (no Ray, no model, no ``import verl``).
@@ -203,6 +227,7 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
     check_trainer_name(trainer)
     given = list(overrides or [])
     _refuse_trainer_override(given)
+    refuse_megatron(given)
     search = verl_config_searchpath()  # verl's YAML folder, so that composing does not import verl
     user_search = any(o.lstrip("+~").startswith("hydra.searchpath") for o in given)
     GlobalHydra.instance().clear()
