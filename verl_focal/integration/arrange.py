@@ -1,12 +1,8 @@
 """The plugin's install steps, arranged once per process: what ``import verl_focal.plugin`` does.
 
-Each step waits for its verl module (:func:`~verl_focal.integration.post_import.when_imported`) and is
-guarded (:func:`~verl_focal.integration.compat.install`):
-
-* ``verl.trainer.ppo.core_algos``: our advantage estimators enter its ``ADV_ESTIMATOR_REGISTRY``;
-* ``verl.trainer.ppo.ray_trainer``: the hook around verl's ``compute_advantage``;
-* ``verl.trainer.ppo.v1``: the hooked v1 trainer modes ``focal_*``;
-* ``verl.experimental.separation.ray_trainer``: the hook of the separated trainers.
+Each step of :data:`STEPS` (listed in :mod:`verl_focal.plugin`'s docstring) waits for its verl module
+(:func:`~verl_focal.integration.post_import.when_imported`) and is guarded
+(:func:`~verl_focal.integration.compat.install`).
 
 verl imports our ``verl.plugins`` entry point, which calls :func:`arrange`, on every ``import verl``,
 unless ``VERL_USE_EXTERNAL_PLUGINS`` leaves it out.  Our TaskRunners call :func:`arrange` themselves, so a
@@ -16,51 +12,41 @@ this process has done it).
 
 from __future__ import annotations
 
+import functools
+import importlib
+
 from verl_focal.integration.compat import install
 from verl_focal.integration.post_import import when_imported
 
-__all__ = ["arrange", "arranged", "PLUGIN_MODULE"]
+__all__ = ["arrange", "arranged", "require_live", "PLUGIN_MODULE", "STEPS"]
 
 #: the module verl's entry point (and ``VERL_USE_EXTERNAL_MODULES``) imports
 PLUGIN_MODULE = "verl_focal.plugin"
 
 _DONE: list[bool] = []
 
-
-def _register() -> None:
-    from verl_focal.integration.registration import register_all
-
-    register_all()
-
-
-def _hook_compute_advantage() -> None:
-    from verl_focal.integration.dataproto_hook import hook_compute_advantage
-
-    hook_compute_advantage()
+#: (verl module, feature, our module, its install function): each runs once its verl module is imported
+STEPS = (
+    ("verl.trainer.ppo.core_algos", "estimators", "verl_focal.integration.registration", "register_all"),
+    ("verl.trainer.ppo.ray_trainer", "advantage", "verl_focal.integration.dataproto_hook", "hook_compute_advantage"),
+    ("verl.trainer.ppo.v1", "v1", "verl_focal.integration.trainer", "register_hooked_trainers"),
+    ("verl.experimental.separation.ray_trainer", "separated", "verl_focal.integration.dataproto_hook",
+     "hook_separated_trainers"),
+)
 
 
-def _register_trainers() -> None:
-    from verl_focal.integration.trainer import register_hooked_trainers
-
-    register_hooked_trainers()
-
-
-def _hook_separated_trainers() -> None:
-    from verl_focal.integration.dataproto_hook import hook_separated_trainers
-
-    hook_separated_trainers()
+def _step(feature: str, module: str, name: str) -> None:
+    install(feature, lambda: getattr(importlib.import_module(module), name)())  # our module imported only now
 
 
 def arrange() -> None:
-    """Arrange every install step for when its verl module is imported (at once for one imported already).
-    Idempotent: the second call in a process does nothing."""
+    """Arrange every install step of :data:`STEPS` for when its verl module is imported (at once for one imported
+    already).  Idempotent: the second call in a process does nothing."""
     if _DONE:
         return
     _DONE.append(True)
-    when_imported("verl.trainer.ppo.core_algos", lambda: install("estimators", _register))
-    when_imported("verl.trainer.ppo.ray_trainer", lambda: install("advantage", _hook_compute_advantage))
-    when_imported("verl.trainer.ppo.v1", lambda: install("v1", _register_trainers))
-    when_imported("verl.experimental.separation.ray_trainer", lambda: install("separated", _hook_separated_trainers))
+    for verl_module, feature, module, name in STEPS:
+        when_imported(verl_module, functools.partial(_step, feature, module, name))
 
 
 def arranged() -> bool:
@@ -72,14 +58,6 @@ def _live(feature: str) -> bool:
     """Whether ``feature``'s install is in effect in this process (imports its verl module)."""
     from verl_focal.integration.post_import import is_hooked
 
-    if feature == "estimators":
-        from verl.trainer.ppo import core_algos
-
-        from verl_focal.estimators import all_specs
-        from verl_focal.integration.registration import alias
-
-        registry = getattr(core_algos, "ADV_ESTIMATOR_REGISTRY", {})  # the alias: a name another package holds
-        return all(registry.get(alias(spec.name)) is spec.fn for spec in all_specs())
     if feature in ("advantage", "legacy"):
         from verl.trainer.ppo import ray_trainer
 

@@ -12,7 +12,8 @@ TaskRunners, and the hooked trainer's constructor (stock ``verl.trainer.main_ppo
 * our ``algorithm.*`` sections (ranges, choices, unknown keys);
 * settings with which nothing trains (:mod:`~verl_focal.integration.no_signal`: group size, the largest
   focal weight, a critic no estimator reads);
-* the reward function, verl's own enumerations (:mod:`~verl_focal.integration.late_checks`);
+* the reward function, verl's own enumerations (:mod:`~verl_focal.integration.late_checks`); a wandb logger
+  without a W&B key here (:mod:`~verl_focal.config.tracking`);
 * for an estimator that partitions: the partitioner resolves (registered name, or an
   importable ``pkg.module:Class`` that is a Partitioner), its kwargs bind, the cue
   catalogue loads with its backend; the judge gets its offline checks.  Nothing is built,
@@ -78,8 +79,9 @@ def check_estimator_name(est: Any) -> None:
         raise ConfigError(problem)
 
 
-def check_partitioner(cue: Any) -> None:
-    """Resolve ``algorithm.cue.partitioner`` and check its kwargs, before any step (no network)."""
+def check_partitioner(cue: Any, nnodes: int = 1) -> None:
+    """Resolve ``algorithm.cue.partitioner`` and check its kwargs, before any step (no network); for the judge on
+    ``nnodes`` > 1, warn about settings that name one node's resources."""
     from verl_focal.partition.base import check_partitioner_kwargs, resolve_partitioner
     from verl_focal.partition.cues import get_extractor
 
@@ -88,33 +90,16 @@ def check_partitioner(cue: Any) -> None:
     _check_cue_set(cue.cue_set)
     get_extractor(cue.cue_set, cue.backend, cue.extract_timeout)
     if cue.partitioner == "judge":
-        from verl_focal.partition.judge import check_judge
+        from verl_focal.partition.judge.check import check_judge, judge_topology_warnings
 
         problems = check_judge(cue.judge, network=False)  # offline subset; `verl-focal check` goes online
         if problems:
             raise ConfigError("algorithm.cue.judge: " + "; ".join(problems))
+        for line in judge_topology_warnings(cue.judge, nnodes):
+            warnings.warn(line, UserWarning, stacklevel=3)
         return
     # the kwargs must bind; nothing is built here (a user's class may load a model)
     check_partitioner_kwargs(target, dict(cue.partitioner_kwargs), cue.partitioner)
-
-
-def judge_topology_warnings(cue: Any, nnodes: int) -> list[str]:
-    """On several nodes, the judge's settings that name one node's resources: a loopback ``base_url`` (resolved
-    on the TaskRunner's node, which Ray picks, not the driver's) and a ``cache_dir`` (that node's local disk)."""
-    from urllib.parse import urlsplit
-
-    if cue.partitioner != "judge" or nnodes <= 1:
-        return []
-    out = []
-    host = (urlsplit(str(cue.judge.base_url)).hostname or "").lower()
-    if host in ("localhost", "::1") or host.startswith("127."):
-        out.append(f"algorithm.cue.judge.base_url={cue.judge.base_url!r} is a loopback address and "
-                   f"trainer.nnodes={nnodes}: it is resolved on the node Ray puts the TaskRunner on, where no judge "
-                   "may listen (every group then falls back to strategy cues): give the judge host's address")
-    if str(cue.judge.cache_dir or ""):
-        out.append(f"algorithm.cue.judge.cache_dir={cue.judge.cache_dir!r} with trainer.nnodes={nnodes}: the cache "
-                   "is on the TaskRunner's node's disk; use a shared folder to reuse it across runs")
-    return out
 
 
 def _check_cue_set(cue_set: str) -> None:
@@ -138,8 +123,9 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     """
     from verl_focal.config.key_names import config_get
     from verl_focal.config.schema import validate_algorithm_config
+    from verl_focal.config.tracking import check_logger
     from verl_focal.integration.compat import features_for, missing, require
-    from verl_focal.integration.late_checks import check_logger, check_reward_function, check_verl_choices
+    from verl_focal.integration.late_checks import check_reward_function, check_verl_choices
     from verl_focal.integration.no_signal import check_critic, check_focal_signal, check_group_size, check_pf_ppo
     from verl_focal.integration.registration import get_spec, register_all, run_startup_check
 
@@ -162,9 +148,7 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     run_startup_check(config)  # checks across sections, e.g. algorithm.passk.k vs actor_rollout_ref.rollout.n
     if spec is not None and spec.prepare is not None:  # an estimator with a group-level step partitions
         try:
-            check_partitioner(sections["cue"])
-            for line in judge_topology_warnings(sections["cue"], int(config_get(config, "trainer.nnodes", 1) or 1)):
-                warnings.warn(line, UserWarning, stacklevel=2)
+            check_partitioner(sections["cue"], int(config_get(config, "trainer.nnodes", 1) or 1))
         except ConfigError:
             raise
         except ValueError as e:  # a consumer's own check (catalogue file, backend, ...)

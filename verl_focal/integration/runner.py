@@ -19,19 +19,19 @@ trainer lives: :func:`forward_plugin` makes every process of the job import it
 from __future__ import annotations
 
 import ray
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.main_ppo_v0 import TaskRunner as LegacyTaskRunner
 
 from verl_focal.integration.arrange import PLUGIN_MODULE, arrange, require_live
 from verl_focal.integration.compat import available, install
 from verl_focal.integration.modes import hooked_mode
-from verl_focal.integration.preflight import is_our_name, validate_start
+from verl_focal.integration.preflight import validate_start
 
 arrange()  # before verl's trainer modules are imported in this process (unpickling this module comes first)
 
 __all__ = ["FocalTaskRunnerV1", "FocalLegacyTaskRunner", "select_hooked_mode", "run_separated", "forward_plugin",
-           "check_here", "check_judge_here"]
+           "check_here"]
 
 
 def forward_plugin(config: DictConfig) -> str:
@@ -49,8 +49,6 @@ def forward_plugin(config: DictConfig) -> str:
         current = os.environ.get("VERL_USE_EXTERNAL_MODULES", "")
     mods = [m.strip() for m in str(current).split(",") if m.strip()]
     value = ",".join(mods if PLUGIN_MODULE in mods else [*mods, PLUGIN_MODULE])
-    from omegaconf import OmegaConf
-
     with open_dict(config):  # verl's runtime_env is a struct node: no new key without open_dict
         OmegaConf.update(config, "ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES", value,
                          force_add=True)
@@ -60,30 +58,19 @@ def forward_plugin(config: DictConfig) -> str:
 def check_here(config: DictConfig, features: list[str]) -> None:
     """In the process that runs the steps: the start-up checks; for one of our estimators the hooks in
     ``features`` in effect here (:func:`~verl_focal.integration.arrange.require_live`); for the LLM judge, its
-    network probe from here (:func:`check_judge_here`)."""
-    sections = validate_start(config)
-    est = config.algorithm.get("adv_estimator", None)
-    if is_our_name(est):
-        require_live(features, f"algorithm.adv_estimator={getattr(est, 'value', est)}")
+    network probe from here (:func:`~verl_focal.partition.judge.check.probe_judge_here`)."""
     from verl_focal.integration.registration import get_spec
 
-    spec, cue = get_spec(est), sections.get("cue")
-    if spec is not None and spec.prepare is not None and cue is not None and cue.partitioner == "judge":
-        check_judge_here(cue)
+    sections = validate_start(config)
+    est = config.algorithm.get("adv_estimator", None)
+    spec = get_spec(est)  # None for verl's estimators (validate_start refused a name another package holds)
+    if spec is None:
+        return
+    require_live(features, f"algorithm.adv_estimator={getattr(est, 'value', est)}")
+    if spec.prepare is not None and sections["cue"].partitioner == "judge":
+        from verl_focal.partition.judge.check import probe_judge_here
 
-
-def check_judge_here(cue) -> None:
-    """The judge's network probe from this process (the TaskRunner's node, where the requests go out); the
-    driver's ``verl-focal check`` probes from the driver's node only."""
-    import os
-
-    from verl_focal.config.errors import ConfigError
-    from verl_focal.partition.judge import check_judge
-
-    problems = check_judge(cue.judge, network=True)
-    if problems:
-        raise ConfigError(f"algorithm.cue.judge, probed from the TaskRunner on {os.uname().nodename}: "
-                          + "; ".join(problems))
+        probe_judge_here(sections["cue"].judge)
 
 
 def select_hooked_mode(config: DictConfig) -> str:

@@ -1,8 +1,10 @@
-"""Start-up checks of the judge configuration, for ``verl-focal check``.
+"""Start-up checks of the judge configuration, for ``verl-focal check`` and the TaskRunner.
 
 ``check_judge(cfg)`` never raises: it returns a list of problems, each naming
 the key, what was found and the fix; an empty list means the judge is usable.
-It makes one ``GET {base_url}/models`` request.
+It makes one ``GET {base_url}/models`` request.  :func:`probe_judge_here` runs it in the
+process that will send the requests (the TaskRunner) and raises; :func:`judge_topology_warnings`
+names the settings that point at one node's resources on a run over several nodes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import httpx
 from verl_focal.partition.base import get_partitioner
 from verl_focal.partition.judge.config import coerce_judge_config
 
-__all__ = ["check_judge"]
+__all__ = ["check_judge", "judge_topology_warnings", "probe_judge_here"]
 
 _K = "algorithm.cue.judge"
 
@@ -90,3 +92,33 @@ def check_judge(
             + (" ..." if len(served) > 20 else "")
         )
     return problems
+
+
+def probe_judge_here(cfg: Any) -> None:
+    """:func:`check_judge`'s network probe from this process (the TaskRunner's node, where the requests go out;
+    ``verl-focal check`` probes from the driver's); a problem raises
+    :class:`~verl_focal.config.errors.ConfigError` in one line."""
+    from verl_focal.config.errors import ConfigError
+
+    problems = check_judge(cfg, network=True)
+    if problems:
+        raise ConfigError(f"{_K}, probed from the TaskRunner on {os.uname().nodename}: " + "; ".join(problems))
+
+
+def judge_topology_warnings(cfg: Any, nnodes: int) -> list[str]:
+    """On several nodes, the judge's settings that name one node's resources: a loopback ``base_url`` (resolved
+    on the TaskRunner's node, which Ray picks, not the driver's) and a ``cache_dir`` (that node's local disk)."""
+    from urllib.parse import urlsplit
+
+    if nnodes <= 1:
+        return []
+    out = []
+    host = (urlsplit(str(cfg.base_url)).hostname or "").lower()
+    if host in ("localhost", "::1") or host.startswith("127."):
+        out.append(f"{_K}.base_url={cfg.base_url!r} is a loopback address and trainer.nnodes={nnodes}: it is "
+                   "resolved on the node Ray puts the TaskRunner on, where no judge may listen (every group then "
+                   "falls back to strategy cues): give the judge host's address")
+    if str(cfg.cache_dir or ""):
+        out.append(f"{_K}.cache_dir={cfg.cache_dir!r} with trainer.nnodes={nnodes}: the cache is on the "
+                   "TaskRunner's node's disk; use a shared folder to reuse it across runs")
+    return out
