@@ -64,7 +64,7 @@ except Exception as e:
     out["ok"] = False
     out["problems"].append(f"{type(e).__name__}: {e}")
 if len(sys.argv) > 1 and out["ok"]:  # the checks, on the config the parent composed (YAML on stdin)
-    from verl_focal.integration.check import validate_here
+    from verl_focal.check import validate_here
     req = json.loads(sys.argv[1])
     out["checks"] = validate_here(req["overrides"], skip_judge=req["skip_judge"], verbose=req["verbose"],
                                   config_yaml=sys.stdin.read() or None, trainer=req.get("trainer", "ppo"))

@@ -18,7 +18,7 @@ import sys
 
 # name -> (module path, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("verl_focal.integration.check", "pre-flight: verl import, registration, config validation"),
+    "check": ("verl_focal.check", "pre-flight: verl import, registration, config validation"),
     "demo": ("verl_focal.demo.cli", "CPU-scale RLVR experiment: GRPO vs F-GRPO vs Cue-GRPO"),
     "cues": ("verl_focal.partition.cli", "show the strategy-cue sequence and signature of each trace"),
     "agreement": ("verl_focal.partition.agreement", "compare judge and strategy-cue partitions (adjusted Rand index)"),

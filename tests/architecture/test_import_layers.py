@@ -12,7 +12,7 @@ Layers, lowest first (a module may import from its own layer or any lower one):
 7. ``data``, ``eval`` -- they score with ``reward``
 8. ``estimators`` -- our estimators and the per-step data they read; no verl import
 9. ``integration`` -- the verl glue (registration, hooks, pre-flight)
-10. ``demo``, ``plugin``
+10. ``demo``, ``plugin``, ``check`` (the ``verl-focal check`` sub-command over the start-up checks)
 11. ``main_ppo``, ``cli`` -- entry points: nothing imports them
 
 Every import counts, also one inside a function (a lazy import is still a dependency).
@@ -36,7 +36,7 @@ LAYERS = [
     ("verl_focal.data", "verl_focal.eval"),
     ("verl_focal.estimators",),
     ("verl_focal.integration",),
-    ("verl_focal.demo", "verl_focal.plugin"),
+    ("verl_focal.demo", "verl_focal.plugin", "verl_focal.check"),
     ("verl_focal.main_ppo", "verl_focal.cli"),
 ]
 
@@ -136,7 +136,8 @@ def test_the_only_cycle_is_the_partition_registry():
 
 def test_below_the_glue_nothing_imports_verl():
     """verl is imported by ``integration`` (the glue), the demo and the entry points only."""
-    glue = ("verl_focal.integration", "verl_focal.demo", "verl_focal.plugin", "verl_focal.main_ppo", "verl_focal.cli")
+    glue = ("verl_focal.integration", "verl_focal.demo", "verl_focal.plugin", "verl_focal.check", "verl_focal.main_ppo",
+            "verl_focal.cli")
     found = []
     for name, path in _modules().items():
         if name.startswith(glue):

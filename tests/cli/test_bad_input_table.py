@@ -748,7 +748,7 @@ def test_recipes_refuse_a_python_without_verl_focal_in_one_line(tmp_path):
 
 
 def test_a_probe_that_crashes_is_one_named_problem():
-    from verl_focal.integration.check import _parse_probe
+    from verl_focal.check import _parse_probe
 
     crash = "Traceback (most recent call last):\n  File x\nModuleNotFoundError: No module named 'verl'\n"
     res = _parse_probe("", 1, crash)

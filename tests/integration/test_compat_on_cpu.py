@@ -87,7 +87,7 @@ def test_require_names_the_missing_name_the_feature_and_the_fix(monkeypatch):
 def test_check_says_in_one_line_when_verl_is_not_the_pinned_version(monkeypatch):
     import verl
 
-    from verl_focal.integration.check import validate_here
+    from verl_focal.check import validate_here
 
     ok = ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
           "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8",

@@ -115,7 +115,7 @@ def test_check_command_reports_bad_config_and_passes_good_one():
 
 
 def test_check_command_probe_detects_missing_plugin(capsys):
-    from verl_focal.integration.check import _plugin_problems
+    from verl_focal.check import _plugin_problems
 
     problems = _plugin_problems({"ok": True, "plugin_loaded": False, "estimators": [], "trainer_modes": [],
                                  "expected": ["f_grpo"]})
