@@ -14,7 +14,7 @@
 #   ENGINE             rollout engine: vllm | sglang                     [vllm]    (paper: SGLang; CI runs vLLM)
 #   NNODES             nodes in the Ray cluster                          [1]       (paper: 2, i.e. 16 x H100)
 #   GPUS_PER_NODE      GPUs per node                                     [8]
-#   MAX_CKPT_TO_KEEP   checkpoints kept (trainer.max_actor_ckpt_to_keep)  [2]       (each ~92 GB for a 7B model)
+#   MAX_CKPT_TO_KEEP   checkpoints kept (trainer.max_actor_ckpt_to_keep)  [2]       (7B: 7.6e9 params x 12 B ~ 92 GB each)
 #   ROLLOUT_TP         rollout tensor-parallel size                      [2]
 #   GPU_MEM_UTIL       rollout engine GPU memory fraction                [0.6]
 #   TRAIN_BATCH_SIZE   prompts per step                                  [256]

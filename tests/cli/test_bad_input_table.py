@@ -94,6 +94,10 @@ DEAD_URL = _closed_port_url()
 # (argv with {d} for the temp folder, substrings the message must contain)
 CASES = [
     # check: config mistakes, each refused before anything starts
+    # ... a strategy our entry point cannot compose: the command that runs it with our hooks (integration/compose.py)
+    (["check", "--skip-probe", *OK, "actor_rollout_ref.actor.strategy=megatron"],
+     ["actor_rollout_ref.actor.strategy=megatron: python -m verl_focal.main_ppo composes verl's FSDP config",
+      "--config-name ppo_megatron_trainer trainer.v1.trainer_mode=focal_sync"]),
     # ... that verl itself would meet only after start-up (integration/late_checks.py)
     (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "actor_rollout_ref.rollout.n=1"],
      ["actor_rollout_ref.rollout.n=1: f_grpo needs rollout.n >= 2", "nothing trains", "rollout.n=8"]),
@@ -582,6 +586,27 @@ def test_main_ppo_dry_run_refuses_in_one_line(argv, needle, capsys):
         main_ppo(["--dry-run", *argv])
     err = capsys.readouterr().err
     assert info.value.code == 2 and needle in err and "Traceback" not in err and "use +" not in err
+
+
+@pytest.mark.parametrize("command", [["check", "--skip-probe", *OK], ["--dry-run", *OK]])
+def test_a_wandb_logger_without_a_key_is_one_line(command, monkeypatch, tmp_path, capsys):
+    """verl's default logger on a machine with no W&B key (config/tracking.py): refused, naming the three fixes."""
+    from verl_focal.main_ppo import main as main_ppo
+
+    for k in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_DISABLED", "WANDB_CONFIG_DIR", "NETRC"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    if command[0] == "check":
+        code = main(command)
+    else:
+        with pytest.raises(SystemExit) as info:
+            main_ppo(command)
+        code = info.value.code
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert "includes wandb but no W&B key is configured" in err
+    assert "set trainer.logger=[console], WANDB_MODE=offline, or WANDB_API_KEY" in err
 
 
 def test_main_ppo_real_run_refuses_before_ray_in_one_line():
