@@ -103,6 +103,22 @@ def assert_cue(steps: list[dict], source: str, rows: int = 0) -> None:
     assert partitioned >= 1, "no group with >= 2 correct answers in two steps"
 
 
+def assert_scorer_in_reward_loop(run: dict, out: Path) -> None:
+    """``reward.custom_reward_function.path=pkg://verl_focal.reward`` in verl's reward loop: every training row's
+    ``acc`` reached the hook from the reward extras; every row of the validation dump (``out/val``) carries the
+    scorer's keys with a binary ``acc`` and ``verify_timeout == 0`` (no call timed out, queueing included); and no
+    process logged a pool warning (a worker killed and replaced, or a broken pool)."""
+    for s in run["steps"]:
+        assert s["data"]["verl_focal/acc_rows_frac"] == 1.0, s["data"]
+    dumps = sorted((out / "val").glob("*.jsonl"))
+    assert dumps, f"no validation dump under {out / 'val'}"
+    rows = [json.loads(line) for f in dumps for line in f.read_text().splitlines() if line.strip()]
+    assert len(rows) == 8, len(rows)  # tiny_assets' val set: 8 prompts, one sample each
+    assert all(r["verify_timeout"] == 0.0 and r["acc"] in (0.0, 1.0) and r["score"] == r["acc"] for r in rows), rows
+    assert "verl_focal.reward: a job ran past" not in run["log"]
+    assert "verl_focal.reward: the worker pool broke" not in run["log"]
+
+
 # maxrl + DAPO's group filter on `acc` + CISPO's loss (the settings of FOCAL_DAPO_CISPO)
 MAXRL_DAPO_CISPO = ["algorithm.adv_estimator=maxrl", *FOCAL_DAPO_CISPO[2:]]
 

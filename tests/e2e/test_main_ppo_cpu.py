@@ -38,7 +38,13 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from e2e_checks import MAXRL_DAPO_CISPO, assert_cue, assert_maxrl_dapo, run_and_read  # noqa: E402
+from e2e_checks import (  # noqa: E402
+    MAXRL_DAPO_CISPO,
+    assert_cue,
+    assert_maxrl_dapo,
+    assert_scorer_in_reward_loop,
+    run_and_read,
+)
 from launch import base_overrides  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
@@ -58,7 +64,9 @@ def _run(tmp_path: Path, assets: dict, module: str, extra: list[str]) -> dict:
     out = tmp_path / "run"
     run = run_and_read(out, module, base_overrides(assets, str(out), steps=STEPS) + extra)
     print(f"{module} {' '.join(extra)}: {run['seconds']:.0f}s")
-    return {**run, "steps": run["lines"]}
+    # global step 0 is the validation before training, when one runs (trainer.val_before_train=true)
+    return {**run, "steps": [s for s in run["lines"] if s["step"] > 0],
+            "val": [s for s in run["lines"] if s["step"] == 0]}
 
 
 def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True) -> None:
@@ -87,13 +95,16 @@ def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True) 
 def test_cue_grpo_main_ppo(tmp_path, assets):
     """``python -m verl_focal.main_ppo algorithm.adv_estimator=cue_grpo``, cue signatures from the reward.
 
-    8 rollouts per prompt so that groups with >= 2 correct answers (the only ones
-    Cue-GRPO partitions) occur in practically every run.  The reward computes each
-    response's ``cue_sig`` in the reward worker (reward kwarg ``cue_set``); the
-    estimator must partition from those signatures, i.e. the extra travelled reward
-    worker -> TransferQueue -> hook -> estimator, and never from decoded text.
+    The reward is the package's own scorer, ``pkg://verl_focal.reward``, in verl's real reward loop (its executor
+    threads, its Ray actor; gpu-readiness T6). It grades the last number of a response (math-verify), which the
+    tiny model gets right about one time in eight (its validation pass here: acc 0.125), so 16 rollouts per
+    prompt make groups with >= 2 correct answers (the only ones Cue-GRPO partitions) near certain: the chance
+    that none of 8 groups has two is about 5e-4 at p = 1/8 (with 8 rollouts it was 0.09, and the run had none).
+    The scorer computes each response's ``cue_sig`` in the reward worker (reward kwarg ``cue_set``); the
+    estimator must partition from those signatures, i.e. the extra travelled reward worker -> TransferQueue ->
+    hook -> estimator, and never from decoded text.
     """
-    n = 8
+    n = 16
     run = _run(
         tmp_path,
         assets,
@@ -101,6 +112,14 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
         [
             "algorithm.adv_estimator=cue_grpo",
             f"actor_rollout_ref.rollout.n={n}",
+            # Our own scorer in verl's real reward loop: called from the reward worker's executor threads, so
+            # every maths check goes through the bounded process pool (verl_focal/pool.py), in a Ray actor
+            # (gpu-readiness finding 4).  One pool process, so four calls at a time queue behind each other.
+            "reward.custom_reward_function.path=pkg://verl_focal.reward",
+            "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS='1'",
+            # a validation pass first (8 prompts x 1 sample): verl dumps each scored row with its reward extras
+            "trainer.val_before_train=true",
+            f"trainer.validation_data_dir={tmp_path / 'run' / 'val'}",
             # verl 0.9.1 passes custom_reward_function.reward_kwargs to compute_score
             # (reward.reward_kwargs only reaches the built-in dapo manager).
             "+reward.custom_reward_function.reward_kwargs.cue_set=math_v1",
@@ -112,6 +131,7 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
     )
     _assert_trained(run, n=n)
     assert_cue([s["data"] for s in run["steps"]], "signatures")
+    assert_scorer_in_reward_loop(run, tmp_path / "run")
 
 
 def test_maxrl_dapo_cispo_main_ppo(tmp_path, assets):

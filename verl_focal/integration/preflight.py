@@ -122,6 +122,7 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     (:func:`~verl_focal.integration.compat.require`): a renamed or missing one refuses the config here.
     """
     from verl_focal.config.key_names import config_get
+    from verl_focal.config.ray_env import check_env_vars
     from verl_focal.config.schema import validate_algorithm_config
     from verl_focal.config.tracking import check_logger
     from verl_focal.integration.compat import features_for, missing, require
@@ -155,6 +156,7 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
             raise ConfigError(str(e)) from None
     check_reward_kwargs(config)
     check_logger(config)
+    check_env_vars(config)
     if not missing("entry"):  # verl's names these read (else our entry point refuses, naming them)
         check_reward_function(config)
         check_verl_choices(config)
