@@ -123,6 +123,11 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     for w in caught:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     _check_launch_data(config, launch=False)
+    from verl_focal.integration.ckpt_disk import checkpoint_disk_line
+
+    disk = checkpoint_disk_line(config)
+    if disk:
+        print(f"{PROG}: {disk}", file=sys.stderr)
     print(OmegaConf.to_yaml(config, resolve=True), end="")
     return 0
 
