@@ -123,11 +123,11 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     for w in caught:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     _check_launch_data(config, launch=False)
-    from verl_focal.integration.ckpt_disk import checkpoint_disk_line
+    from verl_focal.integration.run_size import checkpoint_disk_line, validation_line
 
-    disk = checkpoint_disk_line(config)
-    if disk:
-        print(f"{PROG}: {disk}", file=sys.stderr)
+    for line in (validation_line(config), checkpoint_disk_line(config)):  # the run's size, before GPU hours
+        if line:
+            print(f"{PROG}: {line}", file=sys.stderr)
     print(OmegaConf.to_yaml(config, resolve=True), end="")
     return 0
 

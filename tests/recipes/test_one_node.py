@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from verl_focal.integration.ckpt_disk import saves_and_peak
+from verl_focal.integration.run_size import saves_and_peak
 
 ROOT = Path(__file__).resolve().parents[2]
 DS = ROOT / "recipes" / "deepscaler"
@@ -96,6 +96,10 @@ def test_the_one_node_line_resolves_to_one_node_as_written(node):
     assert "model+optimizer+extra = 12 bytes per parameter x 7.62 B parameters" in disk, disk
     assert f"= {params * 12 / 1e9:.1f} GB each, {2 * params * 12 / 1e9:.0f} GB at most" in disk, disk
     assert f"under {node}/home/checkpoints/verl_focal/" in disk, disk
+    # the validation before step 1: 6 eval sets of one row here, 4 samples each (val_kwargs.n), every epoch again
+    (val,) = [ln for ln in r.stderr.splitlines() if "validation:" in ln]
+    assert ("validation: before step 1, again every 153 steps, 6 prompts x 4 = 24 responses of up to 8192 tokens "
+            "(trainer.val_before_train=false skips the one before step 1)") in val, val
 
 
 def test_the_two_node_line_keeps_the_papers_setting(node):
@@ -107,7 +111,7 @@ def test_the_two_node_line_keeps_the_papers_setting(node):
 def test_the_line_without_a_keep_limit_hf_weights_lora_and_no_saves(node):
     from omegaconf import OmegaConf
 
-    from verl_focal.integration.ckpt_disk import checkpoint_disk_line
+    from verl_focal.integration.run_size import checkpoint_disk_line
 
     params = qwen25_7b_parameters()
     cfg = OmegaConf.create({

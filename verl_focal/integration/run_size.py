@@ -1,4 +1,5 @@
-"""How much disk a run's actor checkpoints take, from the resolved config: the line ``--dry-run`` prints.
+"""The size of a run from its resolved config, in the lines ``--dry-run`` prints: the actor checkpoints' disk, and
+the responses the validation passes generate.
 
 verl 0.9.1 saves when ``trainer.save_freq > 0`` at every ``save_freq``-th step and at the last one
 (``trainer_base.py``: ``is_last_step or global_steps % save_freq == 0``), and keeps the last
@@ -11,6 +12,10 @@ Adam's two fp32 moments (8 bytes) for ``optimizer``, bf16 weights (2 bytes) for 
 scheduler state) is negligible.  The parameter count comes from the model folder: the tensor shapes in its
 safetensors headers, or else its ``config.json`` instantiated on torch's ``meta`` device (no memory, no download).
 This is arithmetic on the config, not a measurement; the shards are spread over the nodes' ranks.
+
+Validation (``trainer_base.py``) runs before step 1 when ``trainer.val_before_train``, every ``trainer.test_freq``
+steps when that is > 0, and after the last step; each pass samples ``rollout.val_kwargs.n`` responses per row of
+``data.val_files``, each up to ``data.max_response_length`` tokens.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 
 from verl_focal.config.key_names import config_get
 
-__all__ = ["BYTES_PER_PARAM", "checkpoint_disk_line", "count_parameters", "saves_and_peak"]
+__all__ = ["BYTES_PER_PARAM", "checkpoint_disk_line", "count_parameters", "saves_and_peak", "validation_line"]
 
 _DTYPE_BYTES = {"fp32": 4, "float32": 4, "bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2}
 #: bytes per parameter of each ``checkpoint.save_contents`` entry (``model``: see ``_DTYPE_BYTES``)
@@ -61,8 +66,8 @@ def count_parameters(model_path: str) -> int | None:
     return sum(p.numel() for p in model.parameters())
 
 
-def _train_rows(config: Any) -> int | None:
-    files = config_get(config, "data.train_files", None)
+def _rows(config: Any, key: str) -> int | None:
+    files = config_get(config, key, None)
     files = [files] if isinstance(files, str) else list(files or [])
     if not files or any(not os.path.isfile(os.path.expanduser(str(f))) for f in files):
         return None
@@ -88,7 +93,7 @@ def checkpoint_disk_line(config: Any) -> str | None:
         return None
     steps = config_get(config, "trainer.total_training_steps", None)
     if steps is None:
-        rows = _train_rows(config)
+        rows = _rows(config, "data.train_files")
         batch = int(config_get(config, "data.train_batch_size", 0) or 0)
         if rows is None or batch <= 0:
             return (f"checkpoints: every {save_freq} steps under {config_get(config, 'trainer.default_local_dir', '?')}"
@@ -111,3 +116,19 @@ def checkpoint_disk_line(config: Any) -> str | None:
     one = params * per_param / 1e9
     return (f"{head} x {params / 1e9:.2f} B parameters = {one:.1f} GB each, {peak * one:.0f} GB at most"
             + (" (LoRA: the optimizer holds the adapters only, so this is an upper bound)" if lora else ""))
+
+
+def validation_line(config: Any) -> str | None:
+    """One line on the validation before step 1 (responses, their length cap, the key that skips it), or None
+    when there is none or the validation files are not local."""
+    if not config_get(config, "trainer.val_before_train", True):
+        return None
+    rows = _rows(config, "data.val_files")
+    if rows is None:
+        return None
+    n = int(config_get(config, "actor_rollout_ref.rollout.val_kwargs.n", 1) or 1)
+    length = config_get(config, "data.max_response_length", "?")
+    freq = int(config_get(config, "trainer.test_freq", -1) or -1)
+    again = f", again every {freq} steps" if freq > 0 else ""
+    return (f"validation: before step 1{again}, {rows} prompts x {n} = {rows * n} responses of up to {length} tokens "
+            "(trainer.val_before_train=false skips the one before step 1)")
