@@ -314,6 +314,11 @@ def test_check_offline_subset(monkeypatch, closed_port_url):
     cfg = {"base_url": closed_port_url, "model": "m", "api_key_env": "JUDGE_OFFLINE_KEY", "fallback": "single"}
     (msg,) = check_judge(cfg, network=False)  # the unreachable URL is not contacted
     assert "JUDGE_OFFLINE_KEY is not set" in msg
+    # the process that reads it, on its node, and where to set it on a cluster (gpu-readiness §6)
+    import os
+    import socket
+
+    assert f"(pid {os.getpid()} on {socket.gethostname()})" in msg and "before `ray start` on every node" in msg
     monkeypatch.setenv("JUDGE_OFFLINE_KEY", "k")
     assert check_judge(cfg, network=False) == []
     assert "unreachable" in check_judge(cfg)[0]

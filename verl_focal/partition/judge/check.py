@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from verl_focal.partition.base import get_partitioner
-from verl_focal.partition.judge.config import coerce_judge_config
+from verl_focal.partition.judge.config import coerce_judge_config, missing_key_line
 
 __all__ = ["check_judge", "judge_topology_warnings", "probe_judge_here"]
 
@@ -46,10 +46,7 @@ def check_judge(
     if c.api_key_env:
         key = os.environ.get(c.api_key_env)
         if not key:
-            problems.append(
-                f"{_K}.api_key_env={c.api_key_env!r}: the environment variable {c.api_key_env} is not set or empty; "
-                f"export {c.api_key_env}=<your key> before training, or set api_key_env='' for a server without keys"
-            )
+            problems.append(missing_key_line(c.api_key_env))
         else:
             headers["Authorization"] = f"Bearer {key}"
 

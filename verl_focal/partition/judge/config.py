@@ -14,9 +14,21 @@ from typing import Any
 
 from verl_focal.config.schema import ConfigError, JudgeConfig, section_from_mapping
 
-__all__ = ["JudgeConfig", "ConfigError", "coerce_judge_config", "PREFIX"]
+__all__ = ["JudgeConfig", "ConfigError", "coerce_judge_config", "missing_key_line", "PREFIX"]
 
 PREFIX = "algorithm.cue.judge"
+
+
+def missing_key_line(name: str) -> str:
+    """The refusal for an ``api_key_env`` that this process lacks, naming the process and where to set it: the
+    variable is read by the process that runs the steps (our TaskRunner), on whichever node Ray placed it."""
+    import os
+    import socket
+
+    return (f"{PREFIX}.api_key_env={name!r}: {name} is not set or empty in this process (pid {os.getpid()} on "
+            f"{socket.gethostname()}); export it before the launch, and on a cluster before `ray start` on every "
+            f"node (the process that calls the judge may run on any of them), or set api_key_env='' for a server "
+            "without keys")
 
 
 def coerce_judge_config(cfg: Any = None, **overrides: Any) -> JudgeConfig:

@@ -33,7 +33,7 @@ from verl_focal.partition.base import Partitioner, canonical_labels, get_partiti
 from verl_focal.partition.judge.breaker import CircuitBreaker
 from verl_focal.partition.judge.cache import PartitionCache, cache_key
 from verl_focal.partition.judge.client import CallStats, ChatClient, JudgeFault
-from verl_focal.partition.judge.config import JudgeConfig, coerce_judge_config
+from verl_focal.partition.judge.config import JudgeConfig, coerce_judge_config, missing_key_line
 from verl_focal.partition.judge.handle import Group, HandleServices, JudgeHandle
 from verl_focal.partition.judge.inflight import InflightRegistry
 from verl_focal.partition.judge.loop import EventLoopThread
@@ -73,10 +73,7 @@ class JudgePartitioner(Partitioner):
         if c.api_key_env:
             self._api_key = os.environ.get(c.api_key_env)
             if not self._api_key:
-                raise ValueError(
-                    f"algorithm.cue.judge.api_key_env={c.api_key_env!r}: that environment variable is not set "
-                    "or empty; export it with the judge's API key, or set api_key_env to '' for a server without keys"
-                )
+                raise ValueError(missing_key_line(c.api_key_env))
         self._client = ChatClient(c, self._api_key)
         # an instance handed in (e.g. the caller's own cached strategy_cue) wins over name + kwargs
         self._fallback = fallback_partitioner or get_partitioner(c.fallback, **self.fallback_kwargs)
