@@ -98,6 +98,11 @@ CASES = [
     (["check", "--skip-probe", *OK, "actor_rollout_ref.actor.strategy=megatron"],
      ["actor_rollout_ref.actor.strategy=megatron: python -m verl_focal.main_ppo composes verl's FSDP config",
       "--config-name ppo_megatron_trainer trainer.v1.trainer_mode=focal_sync"]),
+    # ... an env var for the job's Ray processes that is not a string: Ray's TypeError inside ray.init otherwise
+    (["check", "--skip-probe", *OK, "trainer.logger=[console]",
+      "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=2"],
+     ["ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=2 is not a string (int), and Ray takes strings only",
+      "'+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=\"2\"'"]),
     # ... that verl itself would meet only after start-up (integration/late_checks.py)
     (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "actor_rollout_ref.rollout.n=1"],
      ["actor_rollout_ref.rollout.n=1: f_grpo needs rollout.n >= 2", "nothing trains", "rollout.n=8"]),

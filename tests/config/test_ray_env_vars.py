@@ -25,7 +25,7 @@ def test_a_typed_value_is_refused_with_a_hint_that_passes(composed_config, overr
         check_env_vars(cfg)
     msg = str(e.value)
     assert "\n" not in msg
-    assert msg.startswith(f"{ENV_VARS_KEY}.VERL_FOCAL_REWARD_WORKERS=") and f"is a {kind}" in msg, msg
+    assert msg.startswith(f"{ENV_VARS_KEY}.VERL_FOCAL_REWARD_WORKERS=") and f"is not a string ({kind})" in msg, msg
     # The hint is a shell word: unquote it as the shell would, compose it, and the check passes.
     hint = msg.rsplit("in a shell ", 1)[1]
     (fixed,) = shlex.split(hint)
