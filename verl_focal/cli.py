@@ -19,13 +19,13 @@ import sys
 # name -> (module path, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("verl_focal.check", "pre-flight: verl import, registration, config validation"),
-    "demo": ("verl_focal.demo.cli", "CPU-scale RLVR experiment: GRPO vs F-GRPO vs Cue-GRPO"),
+    "demo": ("verl_focal.lab.demo.cli", "CPU-scale RLVR experiment: GRPO vs F-GRPO vs Cue-GRPO"),
     "cues": ("verl_focal.partition.cli", "show the strategy-cue sequence and signature of each trace"),
-    "agreement": ("verl_focal.partition.agreement", "compare judge and strategy-cue partitions (adjusted Rand index)"),
-    "sim": ("verl_focal.theory.cli_sim", "the F-GRPO App. J categorical simulation (three regimes in N)"),
-    "tail-miss": ("verl_focal.theory.cli_tail_miss", "tail-miss probability table and peak N"),
+    "agreement": ("verl_focal.lab.agreement", "compare judge and strategy-cue partitions (adjusted Rand index)"),
+    "sim": ("verl_focal.lab.theory.cli_sim", "the F-GRPO App. J categorical simulation (three regimes in N)"),
+    "tail-miss": ("verl_focal.lab.theory.cli_tail_miss", "tail-miss probability table and peak N"),
     "prep-data": ("verl_focal.data.cli", "prepare DeepScaleR / evaluation parquet files for verl"),
-    "eval": ("verl_focal.eval.cli", "generate, score and report pass@k; rare-correct NLL"),
+    "eval": ("verl_focal.lab.eval.cli", "generate, score and report pass@k; rare-correct NLL"),
 }
 
 
