@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "ACTOR_KEYS", "Arm", "ARM_SETS", "BASE_LR", "CONTROL_FAMILIES", "CONTROLS_SET", "DEFAULT_ARMS", "DS_COEF_GRID",
+    "ACTOR_KEYS", "Arm", "ARM_SETS", "BASE", "BASE_LR", "CONTROL_FAMILIES", "CONTROLS_SET", "DEFAULT_ARMS",
+    "DS_COEF_GRID",
     "FAMILY_ARMS", "FOCAL_GAMMA_GRID", "FOCAL_REFERENCE_ARM", "MAXRL_EPSILON_GRID", "Family", "GROUP_SIZE_ARMS",
     "LARGE_N_ARM", "MATCHED_LR", "METHOD_FAMILIES",
     "REFERENCE_ARM", "arms_by_name",
@@ -74,6 +75,9 @@ ACTOR_KEYS = ("optim.lr", "entropy_coeff", "use_kl_loss", "kl_loss_coef", "kl_lo
 #: the arm every other arm is compared with (paired by seed)
 REFERENCE_ARM = "GRPO N=8"
 
+#: the row of each seed's SFT policy (no RL) in the results, the report and the claims
+BASE = "base (SFT)"
+
 #: the second baseline of the family arms: the F-GRPO setting whose gains over GRPO N=8 replicated (docs/demo.md)
 FOCAL_REFERENCE_ARM = "F-GRPO N=8 γ=1"
 
@@ -129,7 +133,7 @@ class Family:
     ends_at_sft: bool = False
 
 
-#: the lr of the demo's RL (``DemoConfig.lr``): the lower-lr family's zero point
+#: the lr of the demo's RL (``DemoConfig.lr``'s default reads it from here): the lower-lr family's zero point
 BASE_LR = 5e-4
 #: GRPO's lr scaled by F-GRPO γ=1's mean |Â| per update over GRPO's: 5e-4 × 0.464 (docs/demo.md, "The controls":
 #: the token-mean |Â| of each update, averaged over the 60 updates, F-GRPO N=8 γ=1 over GRPO N=8, mean of the

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from verl_focal.lab.demo.arms import DEFAULT_ARMS, REFERENCE_ARM, Arm
+from verl_focal.lab.demo.arms import BASE_LR, DEFAULT_ARMS, REFERENCE_ARM, Arm
 from verl_focal.lab.demo.metrics import (
     answer_logprobs,
     build_rare_set,
@@ -76,7 +76,7 @@ class DemoConfig:
     sft_lr: float = 3e-3
     rl_steps: int = 60
     prompts_per_step: int = 8
-    lr: float = 5e-4
+    lr: float = BASE_LR  # one constant with the lower-lr family's zero point
     clip_ratio: float = 0.2
     ks: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
     rare_rollouts: int = 800

@@ -8,13 +8,22 @@ reads the run's ``results`` (in memory or loaded back from results.json), so a r
 
 from __future__ import annotations
 
-import io
 import math
 from typing import Any
 
 import numpy as np
 
-from verl_focal.lab.demo.arms import CONTROL_FAMILIES, METHOD_FAMILIES, REFERENCE_ARM, Family
+from verl_focal.lab.demo.arms import BASE, CONTROL_FAMILIES, METHOD_FAMILIES, REFERENCE_ARM, Family
+from verl_focal.lab.frontier_report import (
+    METHOD_COLOURS,
+    NAMED_CONTROL_COLOURS,
+    ci_cell,
+    interval_bars,
+    pyplot,
+    reference_star,
+    save_png,
+    zero_axes,
+)
 from verl_focal.lab.stats.frontier import OUTSIDE, frontier_claims, replicate_frontier
 from verl_focal.lab.stats.frontier import claim_cell as _cell
 from verl_focal.lab.stats.frontier import signed as _s
@@ -25,8 +34,8 @@ __all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_p
            "power_markdown"]
 
 FRONTIER_PLOT = "frontier.png"
-BASE = "base (SFT)"
-METRICS = ("pass@1", "pass@256")
+#: the frontier's two axes (the claims' five metrics are :data:`verl_focal.lab.demo.stats.METRICS`)
+FRONTIER_METRICS = ("pass@1", "pass@256")
 
 
 def _per_seed(results: dict[str, Any]) -> dict[str, dict[str, dict[int, float]]]:
@@ -35,7 +44,7 @@ def _per_seed(results: dict[str, Any]) -> dict[str, dict[str, dict[int, float]]]
 
     def put(name: str, seed, ev: dict) -> None:
         pk = {int(k): float(v) for k, v in ev["pass_at_k"].items()}
-        for m, k in zip(METRICS, (1, 256)):
+        for m, k in zip(FRONTIER_METRICS, (1, 256)):
             out.setdefault(name, {}).setdefault(m, {})[int(seed)] = pk[k]
 
     for r in results["runs"]:
@@ -71,7 +80,7 @@ def frontier_results(results: dict[str, Any], n_boot: int = 4000) -> dict[str, A
     for f in controls + methods:
         for label, arm in _grid(f):
             row: dict[str, Any] = {"family": f.name, "knob": f.knob, "label": label, "arm": arm, "control": f.control}
-            for m in METRICS:
+            for m in FRONTIER_METRICS:
                 mean, lo, hi = t_interval([per_seed[arm][m][s] - ref[m][s] for s in seeds])
                 row[m] = {"mean": mean, "ci_low": lo, "ci_high": hi}
             points.append(row)
@@ -80,10 +89,6 @@ def frontier_results(results: dict[str, Any], n_boot: int = 4000) -> dict[str, A
     families = [{"name": f.name, "knob": f.knob, "control": f.control} for f in controls + methods]
     return {"seeds": seeds, "families": families, "points": points, "claims": [c.as_json() for c in claims],
             "n_boot": n_boot, "reference": REFERENCE_ARM, "base": BASE}
-
-
-def _ci(d: dict) -> str:
-    return f"{_s(d['mean'])} [{_s(d['ci_low'])}, {_s(d['ci_high'])}]"
 
 
 def _advantage_scale(results: dict[str, Any]) -> list[str]:
@@ -112,8 +117,8 @@ def controls_markdown(results: dict[str, Any]) -> list[str]:
             "| family | knob | arm | Δ pass@1 | Δ pass@256 |", "|---|---|---|---|---|"]
     for p in fr["points"]:
         kind = "control" if p["control"] else "method"
-        out.append(f"| {p['family']} ({kind}) | {p['knob']} = {p['label']} | {p['arm']} | {_ci(p['pass@1'])} | "
-                   f"{_ci(p['pass@256'])} |")
+        out.append(f"| {p['family']} ({kind}) | {p['knob']} = {p['label']} | {p['arm']} | {ci_cell(p['pass@1'])} | "
+                   f"{ci_cell(p['pass@256'])} |")
     controls = [f["name"] for f in fr["families"] if f["control"]]
     by = {(c["method"], c["family"]): c for c in fr["claims"]}
     methods = list(dict.fromkeys(c["method"] for c in fr["claims"]))
@@ -165,12 +170,6 @@ def power_markdown(frontiers: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-#: the focal weight's two controls in F-GRPO's red, darker and lighter, dashed: each F-GRPO point has its twins there
-_CONTROL_STYLE = {"lower lr": "#4d4d4d", "entropy bonus": "#8c6d31", "KL to SFT": "#6b8e23",
-                  "focal shuffled": "#8b0000", "focal batch-mean": "#f4a582"}
-_METHOD_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:green", "tab:blue", "tab:cyan", "tab:pink")
-
-
 def _box(xs: list[float], ys: list[float], pad: float = 0.08) -> tuple[tuple[float, float], tuple[float, float]]:
     def span(v):
         lo, hi = min(v), max(v)
@@ -187,11 +186,7 @@ def frontier_plot(results: dict[str, Any], path: str, tag: str = "", zoom_x: flo
     Left: every point the methods reach, GRPO N=8 and the SFT policy; a control point far outside that box (a
     collapsed run) is left off the axes and named in a note.  Right: the close-up of Δ pass@1 ≥ ``zoom_x``, where
     the methods' published settings sit."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fr = results["frontier"]
     pts_of = {f["name"]: [p for p in fr["points"] if p["family"] == f["name"]] for f in fr["families"]}
     methods = [p for f in fr["families"] if not f["control"] for p in pts_of[f["name"]]]
@@ -207,32 +202,28 @@ def frontier_plot(results: dict[str, Any], path: str, tag: str = "", zoom_x: flo
     fig, axes = plt.subplots(1, 2, figsize=(13, 6), gridspec_kw={"width_ratios": [1.15, 1]})
     for ax, (bx, by), labels in ((axes[0], ((xlo, xhi), (ylo, yhi)), False),
                                  (axes[1], ((zxlo, zxhi), (zylo, zyhi)), True)):
-        ax.axhline(0, color="k", lw=0.6, alpha=0.5)
-        ax.axvline(0, color="k", lw=0.6, alpha=0.5)
+        zero_axes(ax)
         k = 0
         for fam in fr["families"]:
             pts = pts_of[fam["name"]]
             xs = [0.0] + [p["pass@1"]["mean"] for p in pts]
             ys = [0.0] + [p["pass@256"]["mean"] for p in pts]
             if fam["control"]:
-                colour, ls, marker, lw = _CONTROL_STYLE.get(fam["name"], "grey"), "--", "s", 1.8
+                colour, ls, marker, lw = NAMED_CONTROL_COLOURS.get(fam["name"], "grey"), "--", "s", 1.8
             else:
-                colour, ls, marker, lw = _METHOD_COLOURS[k % len(_METHOD_COLOURS)], "-", "o", 1.8
+                colour, ls, marker, lw = METHOD_COLOURS[k % len(METHOD_COLOURS)], "-", "o", 1.8
                 k += 1
             ax.plot(xs, ys, ls=ls, color=colour, lw=lw, marker=marker, ms=5,
                     label=f"{'control' if fam['control'] else 'method'}: {fam['name']} ({fam['knob']})")
             for p in pts:
                 x, y = p["pass@1"], p["pass@256"]
                 if math.isfinite(x["ci_low"]) and p["arm"] != BASE:
-                    ax.errorbar([x["mean"]], [y["mean"]],
-                                xerr=[[x["mean"] - x["ci_low"]], [x["ci_high"] - x["mean"]]],
-                                yerr=[[y["mean"] - y["ci_low"]], [y["ci_high"] - y["mean"]]], color=colour, lw=0.7,
-                                alpha=0.35, capsize=0)
+                    interval_bars(ax, x, y, colour, lw=0.7, alpha=0.35)
                 inside_box = bx[0] <= x["mean"] <= bx[1] and by[0] <= y["mean"] <= by[1]
                 if (labels or fam["control"]) and inside_box and p["arm"] != BASE:
                     ax.annotate(p["label"], (x["mean"], y["mean"]), textcoords="offset points", xytext=(4, 3),
                                 fontsize=6.5, color=colour)
-        ax.plot([0], [0], marker="*", ms=15, color="k", ls="none", zorder=10, label="GRPO N=8 (reference)")
+        reference_star(ax, "GRPO N=8 (reference)")
         sft = [p for p in fr["points"] if p["arm"] == BASE]
         if sft:
             ax.plot([sft[0]["pass@1"]["mean"]], [sft[0]["pass@256"]["mean"]], marker="X", ms=10, color="k",
@@ -254,13 +245,7 @@ def frontier_plot(results: dict[str, Any], path: str, tag: str = "", zoom_x: flo
     fig.suptitle("Coverage at equal pass@1: each family's curve runs from GRPO N=8 (star) along its knob; "
                  "higher at the same Δ pass@1 = more coverage for the same cost", fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    from PIL import Image
-
-    # a 128-colour palette: the same picture at about a third of the bytes (the README shows this figure)
-    Image.open(buf).convert("RGB").quantize(colors=128).save(path, optimize=True)
+    save_png(fig, path)
 
 
 def frontier_replication_markdown(res_1: dict[str, Any], res_2: dict[str, Any]) -> list[str]:

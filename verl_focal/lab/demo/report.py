@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from verl_focal.lab.demo.arms import BASE
 from verl_focal.lab.demo.arms import REFERENCE_ARM as REFERENCE
 from verl_focal.lab.demo.effect import effect_markdown
 from verl_focal.lab.demo.frontier_report import FRONTIER_PLOT, controls_markdown, frontier_plot, frontier_results
@@ -24,7 +25,6 @@ REPORT_FILES = ("results.json", "report.md", "pass_at_k.png", "train_acc.png", "
 #: written as well when the run holds GRPO at three or more group sizes (``--arms n-sweep``)
 GROUP_SIZE_PLOT = "pass_at_k_vs_N.png"
 SMOKE_BANNER = "smoke run: checks the pipeline, not the methods"
-BASE = "base (SFT)"
 
 #: the F-GRPO paper's group-size sweep (arXiv 2602.06717; GRPO on Qwen2.5-7B, maths, pass@1 / pass@256 in %),
 #: drawn beside ours in pass_at_k_vs_N.png

@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+from verl_focal.lab.demo.arms import BASE
 from verl_focal.lab.stats.verdict import BETTER, NOT_DETECTED, WORSE, join_runs, t_interval, verdict
 
 __all__ = ["Claim", "METRICS", "paired_claim", "build_claims", "replicate"]
@@ -80,7 +81,7 @@ def build_claims(per_seed: Mapping[str, Mapping[str, Mapping[int, float]]], base
     also_vs = also_vs or {}
     for arm, by_metric in per_seed.items():
         for metric in METRICS:
-            out.append(paired_claim(arm, "base (SFT)", metric, by_metric[metric], base[metric], level))
+            out.append(paired_claim(arm, BASE, metric, by_metric[metric], base[metric], level))
         baselines = [reference] + [b for b in also_vs.get(arm, ()) if b != reference]
         for b in baselines:
             if arm != b and b in per_seed:

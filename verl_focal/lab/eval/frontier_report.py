@@ -3,13 +3,22 @@ and frontier.png (the frontier figure), from :func:`verl_focal.lab.eval.frontier
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import textwrap
 from pathlib import Path
 from typing import Any
 
+from verl_focal.lab.frontier_report import (
+    CONTROL_COLOURS,
+    METHOD_COLOURS,
+    ci_cell,
+    interval_bars,
+    pyplot,
+    reference_star,
+    save_png,
+    zero_axes,
+)
 from verl_focal.lab.stats.frontier import claim_cell, signed
 
 __all__ = ["uncertainty_note", "frontier_markdown", "frontier_figure", "write_frontier"]
@@ -25,10 +34,6 @@ def uncertainty_note(fr: dict[str, Any]) -> str:
                 f"differences; D, a paired bootstrap over seeds of the whole procedure ({fr['n_boot']} resamples)")
     return (f"{lvl} intervals: bootstrap over problems and samples ({fr['n_boot']} resamples). One training run per "
             "point: training-run variance is NOT in these intervals")
-
-
-def _ci(d: dict) -> str:
-    return f"{signed(d['mean'])} [{signed(d['ci_low'])}, {signed(d['ci_high'])}]"
 
 
 def _problems_line(fr: dict[str, Any]) -> str:
@@ -55,7 +60,7 @@ def frontier_markdown(fr: dict[str, Any]) -> str:
     for p in fr["points"]:
         kind = "control" if p["control"] else "method"
         knob = f"{p['knob']} = {p['label']}" if p["label"] is not None else "—"
-        out.append(f"| {p['family']} ({kind}) | {knob} | {p['policy']} | {_ci(p[x])} | {_ci(p[y])} |")
+        out.append(f"| {p['family']} ({kind}) | {knob} | {p['policy']} | {ci_cell(p[x])} | {ci_cell(p[y])} |")
     controls = [f["name"] for f in fr["families"] if f["control"]]
     by = {(c["method"], c["family"]): c for c in fr["claims"]}
     methods = list(dict.fromkeys(c["method"] for c in fr["claims"]))
@@ -71,31 +76,21 @@ def frontier_markdown(fr: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-_CONTROL_COLOURS = ("#4d4d4d", "#8c6d31", "#6b8e23", "#7f7f7f", "#5b4a8a")
-_METHOD_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:green", "tab:blue", "tab:cyan", "tab:pink")
-
-
 def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
     """Δx against Δy with the intervals on both axes: one dashed curve per control family from the reference at
     (0, 0) through its points in knob order, methods as points (a method's own sweep as a solid curve); the
     uncertainty note under the axes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     x, y = fr["x"], fr["y"]
-    fig, ax = plt.subplots(figsize=(8.5, 6.5))
-    ax.axhline(0, color="k", lw=0.6, alpha=0.5)
-    ax.axvline(0, color="k", lw=0.6, alpha=0.5)
+    fig, ax = pyplot().subplots(figsize=(8.5, 6.5))
+    zero_axes(ax)
     nc = nm = 0
     for fam in fr["families"]:
         pts = [p for p in fr["points"] if p["family"] == fam["name"]]
         if fam["control"]:
-            colour, ls, marker = _CONTROL_COLOURS[nc % len(_CONTROL_COLOURS)], "--", "s"
+            colour, ls, marker = CONTROL_COLOURS[nc % len(CONTROL_COLOURS)], "--", "s"
             nc += 1
         else:
-            colour, ls, marker = _METHOD_COLOURS[nm % len(_METHOD_COLOURS)], "-", "o"
+            colour, ls, marker = METHOD_COLOURS[nm % len(METHOD_COLOURS)], "-", "o"
             nm += 1
         xs, ys = [p[x]["mean"] for p in pts], [p[y]["mean"] for p in pts]
         single = not fam["control"] and len(pts) == 1
@@ -106,14 +101,11 @@ def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
         for p in pts:
             px, py = p[x], p[y]
             if math.isfinite(px["ci_low"]):
-                ax.errorbar([px["mean"]], [py["mean"]],
-                            xerr=[[px["mean"] - px["ci_low"]], [px["ci_high"] - px["mean"]]],
-                            yerr=[[py["mean"] - py["ci_low"]], [py["ci_high"] - py["mean"]]], color=colour, lw=0.8,
-                            alpha=0.4, capsize=0)
+                interval_bars(ax, px, py, colour, lw=0.8, alpha=0.4)
             if p["label"] is not None:
                 ax.annotate(p["label"], (px["mean"], py["mean"]), textcoords="offset points", xytext=(4, 3),
                             fontsize=7, color=colour)
-    ax.plot([0], [0], marker="*", ms=15, color="k", ls="none", zorder=10, label=f"{fr['reference']} (reference)")
+    reference_star(ax, f"{fr['reference']} (reference)")
     ax.set_xlabel(f"Δ {x} vs {fr['reference']}")
     ax.set_ylabel(f"Δ {y} vs {fr['reference']}")
     ax.grid(alpha=0.3)
@@ -124,12 +116,7 @@ def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
     fig.text(0.5, 0.01, textwrap.fill(uncertainty_note(fr) + ".", 120), ha="center", va="bottom", fontsize=7.5,
              color="firebrick" if fr["resampled"] == "problems" else "0.3")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    from PIL import Image
-
-    Image.open(buf).convert("RGB").quantize(colors=128).save(path, optimize=True)  # a third of the bytes
+    save_png(fig, path)
 
 
 def write_frontier(fr: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
