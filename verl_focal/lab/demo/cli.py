@@ -18,23 +18,9 @@ import argparse
 import json
 import math
 import os
-import re
 import sys
 
-
-def parse_seeds(tokens: list[str]) -> tuple[int, ...]:
-    """Seeds from ``0 1 2`` and/or inclusive ranges ``0-19``; raises ValueError naming the bad token."""
-    out: list[int] = []
-    for tok in tokens:
-        m = re.fullmatch(r"(\d+)-(\d+)", tok)
-        if m and int(m.group(2)) >= int(m.group(1)):
-            out.extend(range(int(m.group(1)), int(m.group(2)) + 1))
-        elif re.fullmatch(r"\d+", tok):
-            out.append(int(tok))
-        else:
-            raise ValueError(f"--seeds: {tok!r} is not a seed; give integers >= 0 and/or inclusive ranges LO-HI with "
-                             f"LO <= HI, e.g. --seeds 0-23 or --seeds 0 5 7")
-    return tuple(out)
+from verl_focal.lab.seeds import parse_seeds
 
 
 def check_out_dir(path: str) -> None:

@@ -17,6 +17,7 @@ import os
 import time
 
 from verl_focal.config.errors import InputError
+from verl_focal.lab.seeds import parse_seeds
 
 from .sim import (
     SimConfig,
@@ -64,26 +65,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torch threads (default 1: on a shared 2-core machine one thread was faster)")
 
 
-def parse_seeds(tokens: list[str]) -> tuple[int, ...]:
-    """Seeds from ``0 1 2`` and/or inclusive ranges ``0-3`` (``0..3`` is accepted too).
-
-    >>> parse_seeds(["0-2", "7"])
-    (0, 1, 2, 7)
-    """
-    import re
-
-    out: list[int] = []
-    for tok in tokens:
-        m = re.fullmatch(r"(\d+)(?:-|\.\.)(\d+)", tok)
-        if m and int(m.group(2)) >= int(m.group(1)):
-            out.extend(range(int(m.group(1)), int(m.group(2)) + 1))
-        elif re.fullmatch(r"\d+", tok):
-            out.append(int(tok))
-        else:
-            raise ValueError(f"--seeds: {tok!r} is not a seed (>= 0) or an inclusive range like 0-3")
-    return tuple(out)
-
-
 def build_config(args: argparse.Namespace) -> SimConfig:
     """The SimConfig the arguments describe (quick or paper preset, then overrides)."""
     over = {}
@@ -92,7 +73,7 @@ def build_config(args: argparse.Namespace) -> SimConfig:
     if args.gammas:
         over["gammas"] = tuple(args.gammas)
     if args.seeds is not None:
-        over["seeds"] = parse_seeds(args.seeds)
+        over["seeds"] = parse_seeds(args.seeds, example="0-3")
     for key in ("steps", "eta", "objective", "mu", "tau", "n_actions", "n_correct", "record_every"):
         val = getattr(args, key)
         if val is not None:
