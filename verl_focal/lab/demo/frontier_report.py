@@ -13,17 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from verl_focal.lab import frontier_report as shared
 from verl_focal.lab.demo.arms import BASE, CONTROL_FAMILIES, METHOD_FAMILIES, REFERENCE_ARM, Family
-from verl_focal.lab.frontier_report import (
-    METHOD_COLOURS,
-    NAMED_CONTROL_COLOURS,
-    ci_cell,
-    interval_bars,
-    pyplot,
-    reference_star,
-    save_png,
-    zero_axes,
-)
 from verl_focal.lab.stats.frontier import OUTSIDE, frontier_claims, replicate_frontier
 from verl_focal.lab.stats.frontier import claim_cell as _cell
 from verl_focal.lab.stats.frontier import signed as _s
@@ -117,8 +108,8 @@ def controls_markdown(results: dict[str, Any]) -> list[str]:
             "| family | knob | arm | Δ pass@1 | Δ pass@256 |", "|---|---|---|---|---|"]
     for p in fr["points"]:
         kind = "control" if p["control"] else "method"
-        out.append(f"| {p['family']} ({kind}) | {p['knob']} = {p['label']} | {p['arm']} | {ci_cell(p['pass@1'])} | "
-                   f"{ci_cell(p['pass@256'])} |")
+        out.append(f"| {p['family']} ({kind}) | {p['knob']} = {p['label']} | {p['arm']} | "
+                   f"{shared.ci_cell(p['pass@1'])} | {shared.ci_cell(p['pass@256'])} |")
     controls = [f["name"] for f in fr["families"] if f["control"]]
     by = {(c["method"], c["family"]): c for c in fr["claims"]}
     methods = list(dict.fromkeys(c["method"] for c in fr["claims"]))
@@ -186,7 +177,7 @@ def frontier_plot(results: dict[str, Any], path: str, tag: str = "", zoom_x: flo
     Left: every point the methods reach, GRPO N=8 and the SFT policy; a control point far outside that box (a
     collapsed run) is left off the axes and named in a note.  Right: the close-up of Δ pass@1 ≥ ``zoom_x``, where
     the methods' published settings sit."""
-    plt = pyplot()
+    plt = shared.pyplot()
     fr = results["frontier"]
     pts_of = {f["name"]: [p for p in fr["points"] if p["family"] == f["name"]] for f in fr["families"]}
     methods = [p for f in fr["families"] if not f["control"] for p in pts_of[f["name"]]]
@@ -202,28 +193,28 @@ def frontier_plot(results: dict[str, Any], path: str, tag: str = "", zoom_x: flo
     fig, axes = plt.subplots(1, 2, figsize=(13, 6), gridspec_kw={"width_ratios": [1.15, 1]})
     for ax, (bx, by), labels in ((axes[0], ((xlo, xhi), (ylo, yhi)), False),
                                  (axes[1], ((zxlo, zxhi), (zylo, zyhi)), True)):
-        zero_axes(ax)
+        shared.zero_axes(ax)
         k = 0
         for fam in fr["families"]:
             pts = pts_of[fam["name"]]
             xs = [0.0] + [p["pass@1"]["mean"] for p in pts]
             ys = [0.0] + [p["pass@256"]["mean"] for p in pts]
             if fam["control"]:
-                colour, ls, marker, lw = NAMED_CONTROL_COLOURS.get(fam["name"], "grey"), "--", "s", 1.8
+                colour, ls, marker, lw = shared.NAMED_CONTROL_COLOURS.get(fam["name"], "grey"), "--", "s", 1.8
             else:
-                colour, ls, marker, lw = METHOD_COLOURS[k % len(METHOD_COLOURS)], "-", "o", 1.8
+                colour, ls, marker, lw = shared.METHOD_COLOURS[k % len(shared.METHOD_COLOURS)], "-", "o", 1.8
                 k += 1
             ax.plot(xs, ys, ls=ls, color=colour, lw=lw, marker=marker, ms=5,
                     label=f"{'control' if fam['control'] else 'method'}: {fam['name']} ({fam['knob']})")
             for p in pts:
                 x, y = p["pass@1"], p["pass@256"]
                 if math.isfinite(x["ci_low"]) and p["arm"] != BASE:
-                    interval_bars(ax, x, y, colour, lw=0.7, alpha=0.35)
+                    shared.interval_bars(ax, x, y, colour, lw=0.7, alpha=0.35)
                 inside_box = bx[0] <= x["mean"] <= bx[1] and by[0] <= y["mean"] <= by[1]
                 if (labels or fam["control"]) and inside_box and p["arm"] != BASE:
                     ax.annotate(p["label"], (x["mean"], y["mean"]), textcoords="offset points", xytext=(4, 3),
                                 fontsize=6.5, color=colour)
-        reference_star(ax, "GRPO N=8 (reference)")
+        shared.reference_star(ax, "GRPO N=8 (reference)")
         sft = [p for p in fr["points"] if p["arm"] == BASE]
         if sft:
             ax.plot([sft[0]["pass@1"]["mean"]], [sft[0]["pass@256"]["mean"]], marker="X", ms=10, color="k",
@@ -245,7 +236,7 @@ def frontier_plot(results: dict[str, Any], path: str, tag: str = "", zoom_x: flo
     fig.suptitle("Coverage at equal pass@1: each family's curve runs from GRPO N=8 (star) along its knob; "
                  "higher at the same Δ pass@1 = more coverage for the same cost", fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    save_png(fig, path)
+    shared.save_png(fig, path)
 
 
 def frontier_replication_markdown(res_1: dict[str, Any], res_2: dict[str, Any]) -> list[str]:

@@ -7,27 +7,7 @@ by ``verl-focal eval ...`` (:mod:`verl_focal.lab.eval.cli`).
 
 from __future__ import annotations
 
-from verl_focal.lab.eval.metrics import (
-    DEFAULT_KS,
-    PassAtKCurve,
-    SignificanceResult,
-    auc_at_k,
-    default_ks,
-    paired_subsampling_test,
-    pass_at_k,
-    pass_at_k_curve,
-    pass_at_k_matrix,
-)
+from verl_focal.lab.eval import metrics as _metrics
+from verl_focal.lab.eval.metrics import *  # noqa: F403  (the names of metrics.__all__, listed once there)
 
-# the same names as verl_focal.lab.eval.metrics.__all__ (tests/eval/test_metrics.py checks the two agree)
-__all__ = [
-    "DEFAULT_KS",
-    "PassAtKCurve",
-    "SignificanceResult",
-    "auc_at_k",
-    "default_ks",
-    "pass_at_k",
-    "pass_at_k_curve",
-    "pass_at_k_matrix",
-    "paired_subsampling_test",
-]
+__all__ = list(_metrics.__all__)

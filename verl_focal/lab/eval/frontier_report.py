@@ -9,16 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from verl_focal.lab.frontier_report import (
-    CONTROL_COLOURS,
-    METHOD_COLOURS,
-    ci_cell,
-    interval_bars,
-    pyplot,
-    reference_star,
-    save_png,
-    zero_axes,
-)
+from verl_focal.lab import frontier_report as shared
 from verl_focal.lab.stats.frontier import claim_cell, signed
 
 __all__ = ["uncertainty_note", "frontier_markdown", "frontier_figure", "write_frontier"]
@@ -60,7 +51,8 @@ def frontier_markdown(fr: dict[str, Any]) -> str:
     for p in fr["points"]:
         kind = "control" if p["control"] else "method"
         knob = f"{p['knob']} = {p['label']}" if p["label"] is not None else "—"
-        out.append(f"| {p['family']} ({kind}) | {knob} | {p['policy']} | {ci_cell(p[x])} | {ci_cell(p[y])} |")
+        out.append(f"| {p['family']} ({kind}) | {knob} | {p['policy']} | {shared.ci_cell(p[x])} | "
+                   f"{shared.ci_cell(p[y])} |")
     controls = [f["name"] for f in fr["families"] if f["control"]]
     by = {(c["method"], c["family"]): c for c in fr["claims"]}
     methods = list(dict.fromkeys(c["method"] for c in fr["claims"]))
@@ -81,16 +73,16 @@ def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
     (0, 0) through its points in knob order, methods as points (a method's own sweep as a solid curve); the
     uncertainty note under the axes."""
     x, y = fr["x"], fr["y"]
-    fig, ax = pyplot().subplots(figsize=(8.5, 6.5))
-    zero_axes(ax)
+    fig, ax = shared.pyplot().subplots(figsize=(8.5, 6.5))
+    shared.zero_axes(ax)
     nc = nm = 0
     for fam in fr["families"]:
         pts = [p for p in fr["points"] if p["family"] == fam["name"]]
         if fam["control"]:
-            colour, ls, marker = CONTROL_COLOURS[nc % len(CONTROL_COLOURS)], "--", "s"
+            colour, ls, marker = shared.CONTROL_COLOURS[nc % len(shared.CONTROL_COLOURS)], "--", "s"
             nc += 1
         else:
-            colour, ls, marker = METHOD_COLOURS[nm % len(METHOD_COLOURS)], "-", "o"
+            colour, ls, marker = shared.METHOD_COLOURS[nm % len(shared.METHOD_COLOURS)], "-", "o"
             nm += 1
         xs, ys = [p[x]["mean"] for p in pts], [p[y]["mean"] for p in pts]
         single = not fam["control"] and len(pts) == 1
@@ -101,11 +93,11 @@ def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
         for p in pts:
             px, py = p[x], p[y]
             if math.isfinite(px["ci_low"]):
-                interval_bars(ax, px, py, colour, lw=0.8, alpha=0.4)
+                shared.interval_bars(ax, px, py, colour, lw=0.8, alpha=0.4)
             if p["label"] is not None:
                 ax.annotate(p["label"], (px["mean"], py["mean"]), textcoords="offset points", xytext=(4, 3),
                             fontsize=7, color=colour)
-    reference_star(ax, f"{fr['reference']} (reference)")
+    shared.reference_star(ax, f"{fr['reference']} (reference)")
     ax.set_xlabel(f"Δ {x} vs {fr['reference']}")
     ax.set_ylabel(f"Δ {y} vs {fr['reference']}")
     ax.grid(alpha=0.3)
@@ -116,7 +108,7 @@ def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
     fig.text(0.5, 0.01, textwrap.fill(uncertainty_note(fr) + ".", 120), ha="center", va="bottom", fontsize=7.5,
              color="firebrick" if fr["resampled"] == "problems" else "0.3")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    save_png(fig, path)
+    shared.save_png(fig, path)
 
 
 def write_frontier(fr: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
