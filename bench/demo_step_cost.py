@@ -17,11 +17,11 @@ import time
 
 import torch
 
-from verl_focal.demo.arms import ARM_SETS
-from verl_focal.demo.experiment import DemoConfig
-from verl_focal.demo.model import ModelSpec, build_model, build_tokenizer, sft
-from verl_focal.demo.rl import RLConfig, estimator_available, train_rl
-from verl_focal.demo.task import sft_examples, split_problems
+from verl_focal.lab.demo.arms import ARM_SETS
+from verl_focal.lab.demo.experiment import DemoConfig
+from verl_focal.lab.demo.model import ModelSpec, build_model, build_tokenizer, sft
+from verl_focal.lab.demo.rl import RLConfig, estimator_available, train_rl
+from verl_focal.lab.demo.task import sft_examples, split_problems
 
 
 def main() -> None:

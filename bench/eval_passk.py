@@ -21,7 +21,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from verl_focal.eval import DEFAULT_KS, paired_subsampling_test, pass_at_k_curve
+from verl_focal.lab.eval import DEFAULT_KS, paired_subsampling_test, pass_at_k_curve
 
 
 @contextmanager

@@ -20,7 +20,7 @@ import time
 import numpy as np
 import torch
 
-from verl_focal.theory.sim import initial_logits, numpy_reference_step, paper_config, run_simulation
+from verl_focal.lab.theory.sim import initial_logits, numpy_reference_step, paper_config, run_simulation
 
 
 def reference_steps(cfg, n: int, steps: int) -> float:

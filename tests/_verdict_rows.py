@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from verl_focal.demo.arms import REFERENCE_ARM
+from verl_focal.lab.demo.arms import REFERENCE_ARM
 
 #: the controls set's families when the rows were pinned, (control, arms in knob order): a family added to the demo
 #: later is incomplete in these runs and left out, so the pinned rows stay what they were
@@ -50,10 +50,10 @@ def synthetic_results(seeds, rng_seed: int) -> dict:
 
 def verdict_rows() -> str:
     """The controls section, the frontier replication table and the paired claims' replication table."""
-    from verl_focal.demo.experiment import metric_table
-    from verl_focal.demo.frontier_report import controls_markdown, frontier_replication_markdown, frontier_results
-    from verl_focal.demo.report import replication_markdown
-    from verl_focal.demo.stats import build_claims
+    from verl_focal.lab.demo.experiment import metric_table
+    from verl_focal.lab.demo.frontier_report import controls_markdown, frontier_replication_markdown, frontier_results
+    from verl_focal.lab.demo.report import replication_markdown
+    from verl_focal.lab.demo.stats import build_claims
 
     out, runs = [], []
     for seeds, rng_seed in ((range(4), 0), (range(10, 15), 1)):

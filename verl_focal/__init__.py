@@ -7,7 +7,7 @@ reachable from here lazily:
 * ``verl_focal.group_advantage``       -- vectorised GRPO / Dr.GRPO / RLOO base advantages
 * ``verl_focal.credit_multipliers``    -- Cue-GRPO rarity-aware credit redistribution
 * ``verl_focal.partition``             -- strategy partitioners and their registry
-* ``verl_focal.eval``, ``verl_focal.theory`` -- evaluation metrics and the theory toolkit
+* ``verl_focal.lab``                   -- the research wing (demo, theory, stats, eval), behind the ``[lab]`` extra
 
 verl registration happens in :mod:`verl_focal.plugin` (the ``verl.plugins`` entry point).
 """
@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from verl_focal import _moved
+
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -24,6 +26,9 @@ _LAZY = {
     "group_advantage": "verl_focal.core.groups",
     "credit_multipliers": "verl_focal.core.credit",
 }
+
+
+_moved.install()  # the old paths of the lab's modules (verl_focal.demo, .eval, ...) for one release
 
 
 def __getattr__(name: str) -> Any:

@@ -19,14 +19,45 @@ import sys
 # name -> (module path, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("verl_focal.check", "pre-flight: verl import, registration, config validation"),
-    "demo": ("verl_focal.demo.cli", "CPU-scale RLVR experiment: GRPO vs F-GRPO vs Cue-GRPO"),
+    "demo": ("verl_focal.lab.demo.cli", "CPU-scale RLVR experiment: GRPO vs F-GRPO vs Cue-GRPO"),
     "cues": ("verl_focal.partition.cli", "show the strategy-cue sequence and signature of each trace"),
-    "agreement": ("verl_focal.partition.agreement", "compare judge and strategy-cue partitions (adjusted Rand index)"),
-    "sim": ("verl_focal.theory.cli_sim", "the F-GRPO App. J categorical simulation (three regimes in N)"),
-    "tail-miss": ("verl_focal.theory.cli_tail_miss", "tail-miss probability table and peak N"),
+    "agreement": ("verl_focal.lab.agreement", "compare judge and strategy-cue partitions (adjusted Rand index)"),
+    "sim": ("verl_focal.lab.theory.cli_sim", "the F-GRPO App. J categorical simulation (three regimes in N)"),
+    "tail-miss": ("verl_focal.lab.theory.cli_tail_miss", "tail-miss probability table and peak N"),
     "prep-data": ("verl_focal.data.cli", "prepare DeepScaleR / evaluation parquet files for verl"),
-    "eval": ("verl_focal.eval.cli", "generate, score and report pass@k; rare-correct NLL"),
+    "eval": ("verl_focal.lab.eval.cli", "generate, score and report pass@k; rare-correct NLL"),
 }
+
+#: what the research wing's commands (those whose module is under verl_focal.lab) need beyond the base install: the
+#: ``[lab]`` extra of pyproject.toml, as import name -> distribution (tests/cli/test_lab_extra.py holds them equal)
+LAB_EXTRA: dict[str, str] = {"matplotlib": "matplotlib", "PIL": "pillow", "sklearn": "scikit-learn"}
+
+
+def missing_lab_extra() -> list[str]:
+    """The ``[lab]`` extra's distributions that this interpreter cannot import (empty when the extra is installed).
+    Looks them up without importing them."""
+    import importlib.util
+
+    missing = []
+    for module, dist in LAB_EXTRA.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a blocked or half-removed package counts as missing
+            found = False
+        if not found:
+            missing.append(dist)
+    return missing
+
+
+def lab_extra_error(name: str) -> str | None:
+    """The one line a lab command prints when the ``[lab]`` extra is not installed here, else None."""
+    if not COMMANDS[name][0].startswith("verl_focal.lab."):
+        return None
+    missing = missing_lab_extra()
+    if not missing:
+        return None
+    return (f"verl-focal {name}: error: this command is part of the lab and needs its extra ({', '.join(missing)} "
+            "not installed); run: pip install 'verl-focal[lab]'")
 
 
 def _versions() -> str:
@@ -133,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     quiet_optional_engines()  # only in our own command, never at plugin import
     name, rest = argv[0], argv[1:]
+    no_lab = lab_extra_error(name)
+    if no_lab:  # before the command's module is imported (it would fail later, at its first plot)
+        print(no_lab, file=sys.stderr)
+        return 2
     sub = build_parser(name)
     prog = f"verl-focal {name}"
     nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]

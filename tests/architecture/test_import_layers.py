@@ -1,19 +1,25 @@
-"""The package's import map: imports point downward, and the only cycle is the partition registry's.
+"""The package's import map: imports point downward, the only cycle is the partition registry's, and nothing outside
+the lab wing (``verl_focal.lab``) imports it.
 
 Layers, lowest first (a module may import from its own layer or any lower one):
 
-0. ``deadline``, ``pool``, ``config.errors``, ``config.choices`` -- no verl_focal import of their own
-1. ``core`` -- the papers' maths; ``stats`` -- the statistics of the comparisons (demo and ``eval frontier``)
-2. ``grading``, ``theory``
+0. the package root and ``_moved`` (the old paths), ``deadline``, ``pool``, ``config.errors``, ``config.choices``,
+   ``lab`` (the wing's ``__init__``) -- no verl_focal import of their own
+1. ``core`` -- the papers' maths (and the unbiased pass@k); ``lab.stats`` -- the statistics of the comparisons
+2. ``grading``, ``validation`` (the validation hook's pass@k); ``lab.theory``, ``lab.frontier_report``
 3. ``ood``
 4. ``config`` (the schema)
 5. ``partition``
 6. ``reward`` -- the verl-facing scorer entry
-7. ``data``, ``eval`` -- they score with ``reward``
+7. ``data``; ``lab.eval``, ``lab.agreement`` -- they score with ``reward`` / partition with ``partition``
 8. ``estimators`` -- our estimators and the per-step data they read; no verl import
 9. ``integration`` -- the verl glue (registration, hooks, pre-flight)
-10. ``demo``, ``plugin``, ``check`` (the ``verl-focal check`` sub-command over the start-up checks)
+10. ``plugin``, ``check`` (the ``verl-focal check`` sub-command over the start-up checks); ``lab.demo``
 11. ``main_ppo``, ``cli`` -- entry points: nothing imports them
+
+The lab's modules keep their place in the floors (so ``lab.stats`` still imports nothing above ``core``), and one
+more rule walls the wing off: no module outside ``verl_focal.lab`` imports it, and only two name it at all -- the
+CLI's lazy dispatch (``cli.COMMANDS``) and the old import paths (``_moved.MOVED``).
 
 Every import counts, also one inside a function (a lazy import is still a dependency).
 """
@@ -25,20 +31,28 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "verl_focal"
 
+ROOT = "verl_focal"  # the package's __init__: layer 0 (a name in LAYERS would be a prefix of every module)
+LAB = "verl_focal.lab"
+
 LAYERS = [
-    ("verl_focal.deadline", "verl_focal.pool", "verl_focal.config.errors", "verl_focal.config.choices"),
-    ("verl_focal.core", "verl_focal.stats"),
-    ("verl_focal.grading", "verl_focal.theory"),
+    ("verl_focal._moved", "verl_focal.deadline", "verl_focal.pool", "verl_focal.config.errors",
+     "verl_focal.config.choices", LAB),
+    ("verl_focal.core", "verl_focal.lab.stats"),
+    ("verl_focal.grading", "verl_focal.validation", "verl_focal.lab.theory", "verl_focal.lab.frontier_report"),
     ("verl_focal.ood",),
     ("verl_focal.config",),
     ("verl_focal.partition",),
     ("verl_focal.reward",),
-    ("verl_focal.data", "verl_focal.eval"),
+    ("verl_focal.data", "verl_focal.lab.eval", "verl_focal.lab.agreement"),
     ("verl_focal.estimators",),
     ("verl_focal.integration",),
-    ("verl_focal.demo", "verl_focal.plugin", "verl_focal.check"),
+    ("verl_focal.plugin", "verl_focal.check", "verl_focal.lab.demo"),
     ("verl_focal.main_ppo", "verl_focal.cli"),
 ]
+
+#: the only modules outside the lab that name a lab module (as a string, never an import): the CLI's lazy command
+#: dispatch and the old import paths
+NAME_THE_LAB = {"verl_focal.cli": "COMMANDS", "verl_focal._moved": "MOVED"}
 
 #: the partition registry resolves built-in names lazily (base -> controls / strategy_cue / judge -> base)
 ALLOWED_CYCLE_PREFIX = "verl_focal.partition"
@@ -54,6 +68,8 @@ def _modules() -> dict[str, Path]:
 
 
 def _layer(module: str) -> int:
+    if module == ROOT:
+        return 0
     best, best_len = None, -1
     for i, names in enumerate(LAYERS):
         for n in names:
@@ -136,8 +152,8 @@ def test_the_only_cycle_is_the_partition_registry():
 
 def test_below_the_glue_nothing_imports_verl():
     """verl is imported by ``integration`` (the glue), the demo and the entry points only."""
-    glue = ("verl_focal.integration", "verl_focal.demo", "verl_focal.plugin", "verl_focal.check", "verl_focal.main_ppo",
-            "verl_focal.cli")
+    glue = ("verl_focal.integration", "verl_focal.lab.demo", "verl_focal.plugin", "verl_focal.check",
+            "verl_focal.main_ppo", "verl_focal.cli")
     found = []
     for name, path in _modules().items():
         if name.startswith(glue):
@@ -149,11 +165,45 @@ def test_below_the_glue_nothing_imports_verl():
     assert not found, "\n".join(found)
 
 
+def _in_lab(module: str) -> bool:
+    return module == LAB or module.startswith(LAB + ".")
+
+
+def test_nothing_outside_the_lab_imports_the_lab():
+    """The training wing never loads the lab, not even lazily: a trainer process needs none of its modules or its
+    ``[lab]`` extra (matplotlib, scikit-learn)."""
+    graph = _graph()
+    assert any(_in_lab(a) for a in graph) and any(_in_lab(b) for deps in graph.values() for b in deps)  # map is read
+    inward = [f"{a} -> {b}" for a, deps in graph.items() if not _in_lab(a) for b in deps if _in_lab(b)]
+    assert not inward, "imports of verl_focal.lab from outside it:\n" + "\n".join(sorted(inward))
+
+
+def test_only_the_cli_dispatch_and_the_old_paths_name_lab_modules():
+    """A module named as a string (``importlib.import_module("verl_focal.lab...")``) is an import the AST walk above
+    cannot see: outside the lab, only :data:`NAME_THE_LAB` may write one, and each of them does."""
+    import re
+
+    name = re.compile(r"verl_focal\.lab(\.\w+)*")
+    found: dict[str, set[str]] = {}
+    for mod, path in _modules().items():
+        if _in_lab(mod):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and name.fullmatch(node.value):
+                found.setdefault(mod, set()).add(node.value)
+    assert set(found) == set(NAME_THE_LAB), {m: sorted(v) for m, v in found.items() if m not in NAME_THE_LAB}
+    import verl_focal._moved as moved
+    import verl_focal.cli as cli
+
+    assert found["verl_focal.cli"] == {m for m, _ in cli.COMMANDS.values() if _in_lab(m)}
+    assert found["verl_focal._moved"] == {m for m in moved.MOVED.values() if _in_lab(m)}
+
+
 def test_the_statistics_are_plain_numpy_and_scipy():
     """``stats`` (shared by the demo and ``eval frontier``) imports numpy, scipy and the standard library only."""
     found = []
     for name, path in _modules().items():
-        if not name.startswith("verl_focal.stats"):
+        if not name.startswith("verl_focal.lab.stats"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else (

@@ -418,7 +418,7 @@ EVAL_KINDS = {
 
 
 def test_every_eval_command_has_missing_column_empty_and_wrong_format_cases():
-    from verl_focal.eval.cli import COMMANDS as EVAL_COMMANDS
+    from verl_focal.lab.eval.cli import COMMANDS as EVAL_COMMANDS
 
     assert set(EVAL_KINDS) == set(EVAL_COMMANDS)
     for sub, kinds in EVAL_KINDS.items():
@@ -480,7 +480,7 @@ def test_ranges_are_lo_hi_with_lo_dot_dot_hi_accepted(spelling, capsys):
     assert main(["tail-miss", "--mu", "0.5", "--tau", "0.01", "--n", spelling]) == 0
     ns = [ln.split()[0] for ln in capsys.readouterr().out.splitlines()[2:6]]
     assert ns == ["2", "4", "8", "16"]
-    from verl_focal.theory.cli_sim import parse_seeds
+    from verl_focal.lab.theory.cli_sim import parse_seeds
 
     assert parse_seeds([spelling.replace("16", "4")]) == (2, 3, 4)
 
@@ -503,7 +503,7 @@ def test_debug_shows_the_traceback_and_a_bug_keeps_it(files, capsys, monkeypatch
     assert main(["eval", "score", "--runs", str(files / "empty"), "--out", str(files / "o")]) == 2
     assert "Traceback" in capsys.readouterr().err
     monkeypatch.delenv("VERL_FOCAL_DEBUG")
-    import verl_focal.theory.cli_tail_miss as tm
+    import verl_focal.lab.theory.cli_tail_miss as tm
 
     def boom(*a, **k):
         raise ZeroDivisionError("a bug of ours")
@@ -515,7 +515,7 @@ def test_debug_shows_the_traceback_and_a_bug_keeps_it(files, capsys, monkeypatch
 
 def test_an_unreadable_path_is_named_without_a_traceback(monkeypatch, capsys):
     """Any OSError about a path the user gave ends as one line naming the path (exit 2)."""
-    import verl_focal.theory.cli_tail_miss as tm
+    import verl_focal.lab.theory.cli_tail_miss as tm
 
     def denied(*a, **k):
         raise PermissionError(13, "Permission denied", "/data/out.csv")

@@ -8,7 +8,7 @@ import torch
 import verl  # noqa: F401  a hard dependency: fail loudly if it is missing
 from omegaconf import OmegaConf
 
-from verl_focal.demo.arms import (
+from verl_focal.lab.demo.arms import (
     ACTOR_KEYS,
     ARM_SETS,
     BASE_LR,
@@ -92,7 +92,7 @@ def test_ppo_loss_with_both_terms_off_is_the_vanilla_policy_loss_bit_for_bit():
     of verl's vanilla policy loss, so the control arms differ from GRPO by their term only."""
     from verl.trainer.ppo import core_algos
 
-    from verl_focal.demo.actor_loss import actor_config, actor_loss
+    from verl_focal.lab.demo.actor_loss import actor_config, actor_loss
 
     logits, ids, am, adv, _ = _batch()
     lp = _response_log_prob(logits, ids)
@@ -115,7 +115,7 @@ def test_ppo_loss_with_both_terms_off_is_the_vanilla_policy_loss_bit_for_bit():
 def test_entropy_bonus_and_kl_loss_are_the_recipes_terms(coef):
     """loss = pg − c_H · mean_t H_t + c_KL · mean_t k3_t over the response tokens (token-mean), with the entropy of
     softmax(logits) and k3 = exp(ref − logp) − (ref − logp) − 1, computed here by hand."""
-    from verl_focal.demo.actor_loss import actor_config, actor_loss, token_entropy
+    from verl_focal.lab.demo.actor_loss import actor_config, actor_loss, token_entropy
 
     logits, ids, am, adv, ref = _batch(seed=1)
     lp = _response_log_prob(logits, ids)
@@ -140,7 +140,7 @@ def test_entropy_bonus_and_kl_loss_are_the_recipes_terms(coef):
 
 
 def test_kl_loss_without_reference_log_probs_is_refused():
-    from verl_focal.demo.actor_loss import actor_config, actor_loss
+    from verl_focal.lab.demo.actor_loss import actor_config, actor_loss
 
     logits, ids, am, adv, _ = _batch()
     lp = _response_log_prob(logits, ids)
@@ -151,7 +151,7 @@ def test_kl_loss_without_reference_log_probs_is_refused():
 
 
 def _tiny():
-    from verl_focal.demo.model import ModelSpec, build_model, build_tokenizer
+    from verl_focal.lab.demo.model import ModelSpec, build_model, build_tokenizer
 
     tok = build_tokenizer()
     return tok, build_model(tok, ModelSpec(hidden=32, layers=1, heads=2, intermediate=64), seed=3)
@@ -163,9 +163,9 @@ def test_kl_arm_anchors_to_the_policy_rl_starts_from(monkeypatch):
     bonus moves the policy, so the KL is 0 at the first step and positive after it."""
     import copy
 
-    import verl_focal.demo.rl as rl
-    from verl_focal.demo.model import PROMPT_LEN
-    from verl_focal.demo.task import split_problems
+    import verl_focal.lab.demo.rl as rl
+    from verl_focal.lab.demo.model import PROMPT_LEN
+    from verl_focal.lab.demo.task import split_problems
 
     tok, model = _tiny()
     start = copy.deepcopy(model).eval()
@@ -192,8 +192,8 @@ def test_kl_arm_anchors_to_the_policy_rl_starts_from(monkeypatch):
 
 @pytest.mark.parametrize("lr, moves", [(0.0, False), (1e-3, True)])
 def test_a_control_arm_trains_at_its_own_lr(lr, moves):
-    import verl_focal.demo.rl as rl
-    from verl_focal.demo.task import split_problems
+    import verl_focal.lab.demo.rl as rl
+    from verl_focal.lab.demo.task import split_problems
 
     tok, model = _tiny()
     before = {k: v.clone() for k, v in model.state_dict().items()}

@@ -31,7 +31,7 @@ def test_seeds_say_what_they_accept(seeds, bad, capsys):
 
 
 def test_out_dir_is_checked_before_the_run(tmp_path, capsys, monkeypatch):
-    import verl_focal.demo.experiment as experiment
+    import verl_focal.lab.demo.experiment as experiment
 
     def no_run(*a, **k):  # the check must come first: reaching the run is the failure
         raise AssertionError("the run started")
@@ -60,7 +60,7 @@ def _run_json(path: Path, config: dict, seeds: list[int]) -> Path:
 
 
 def _config(mode: str) -> dict:
-    from verl_focal.demo.experiment import preset
+    from verl_focal.lab.demo.experiment import preset
 
     cfg = preset(mode)
     out = dataclasses.asdict(cfg)
@@ -103,7 +103,7 @@ DRIVER = """
 import signal
 import sys
 signal.signal(signal.SIGINT, signal.default_int_handler)
-import verl_focal.demo.experiment as experiment
+import verl_focal.lab.demo.experiment as experiment
 quick = experiment.preset
 experiment.preset = lambda mode: experiment.dataclasses.replace(quick(mode), sft_steps=20, rl_steps=1)
 from verl_focal.cli import main

@@ -13,7 +13,7 @@ import verl  # noqa: F401  a hard dependency: fail loudly if it is missing
 
 
 def test_hf_rollout_samples_match_exact_sequence_probability():
-    from verl_focal.demo.model import (
+    from verl_focal.lab.demo.model import (
         PROMPT_LEN,
         ModelSpec,
         build_model,
@@ -21,9 +21,9 @@ def test_hf_rollout_samples_match_exact_sequence_probability():
         encode_prompts,
         sequence_logprob,
     )
-    from verl_focal.demo.rl import decode_responses
-    from verl_focal.demo.rollout import make_rollout, prompt_batch
-    from verl_focal.demo.task import Problem
+    from verl_focal.lab.demo.rl import decode_responses
+    from verl_focal.lab.demo.rollout import make_rollout, prompt_batch
+    from verl_focal.lab.demo.task import Problem
 
     tok = build_tokenizer()
     model = build_model(tok, ModelSpec(hidden=32, layers=1, heads=2, intermediate=64), seed=5)
@@ -48,9 +48,9 @@ def test_hf_rollout_samples_match_exact_sequence_probability():
 
 
 def test_decode_rejects_special_tokens_and_missing_eos():
-    from verl_focal.demo.model import build_tokenizer
-    from verl_focal.demo.rl import decode_responses
-    from verl_focal.demo.task import Problem, verify
+    from verl_focal.lab.demo.model import build_tokenizer
+    from verl_focal.lab.demo.rl import decode_responses
+    from verl_focal.lab.demo.task import Problem, verify
 
     tok = build_tokenizer()
     c = lambda s: tok.convert_tokens_to_ids(list(s))  # noqa: E731
@@ -63,7 +63,7 @@ def test_decode_rejects_special_tokens_and_missing_eos():
 
 def test_quick_demo_end_to_end(tmp_path, capsys):
     from verl_focal.cli import main
-    from verl_focal.demo.arms import DEFAULT_ARMS
+    from verl_focal.lab.demo.arms import DEFAULT_ARMS
 
     out = tmp_path / "demo"
     rc = main(["demo", "--quick", "--no-progress", "--out-dir", str(out)])
@@ -125,8 +125,8 @@ def test_demo_cli_out_dir_alias_jobs_and_default_seeds(capsys):
     import argparse
 
     from verl_focal.cli import main
-    from verl_focal.demo.cli import add_arguments
-    from verl_focal.demo.experiment import DEFAULT_SEEDS
+    from verl_focal.lab.demo.cli import add_arguments
+    from verl_focal.lab.demo.experiment import DEFAULT_SEEDS
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

@@ -6,8 +6,8 @@ import time
 import numpy as np
 import pytest
 
-import verl_focal.demo.experiment as ex
-from verl_focal.demo.arms import DEFAULT_ARMS, Arm
+import verl_focal.lab.demo.experiment as ex
+from verl_focal.lab.demo.arms import DEFAULT_ARMS, Arm
 
 
 def _jobs(cfg, seeds):
@@ -56,8 +56,8 @@ def test_no_budget_runs_every_seed_in_order(monkeypatch):
 def test_each_seed_fits_its_own_sft_policy():
     """Same seed: the same SFT policy, bit for bit; another seed: another policy (initialisation, demonstrations
     and batch order all follow the seed)."""
-    from verl_focal.demo.model import ModelSpec
-    from verl_focal.demo.task import split_problems
+    from verl_focal.lab.demo.model import ModelSpec
+    from verl_focal.lab.demo.task import split_problems
 
     cfg = ex.DemoConfig(model=ModelSpec(hidden=16, layers=1, heads=2, intermediate=32), sft_examples=200,
                         sft_steps=3, sft_batch=8)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import verl  # noqa: F401  a hard dependency: fail loudly if it is missing
 
-from verl_focal.demo.arms import (
+from verl_focal.lab.demo.arms import (
     ARM_SETS,
     DEFAULT_ARMS,
     FAMILY_ARMS,
@@ -16,7 +16,7 @@ from verl_focal.demo.arms import (
     REFERENCE_ARM,
     arms_by_name,
 )
-from verl_focal.demo.stats import build_claims
+from verl_focal.lab.demo.stats import build_claims
 
 
 def test_family_set_is_reference_focal_and_the_two_estimators():
@@ -72,11 +72,11 @@ def test_claims_against_a_second_baseline_pair_by_seed():
 def test_unlikely_arm_gets_the_pre_update_sequence_log_probs(monkeypatch):
     """The demo hands ``unlikely_grpo`` Σ_t log π_old(y_t) of each sampled response, computed independently here
     by teacher forcing on a copy of the pre-update policy; the estimator runs through verl's dispatch."""
-    import verl_focal.demo.rl as rl
-    from verl_focal.demo.model import PROMPT_LEN, ModelSpec, build_model, build_tokenizer, sequence_logprob
-    from verl_focal.demo.task import split_problems
+    import verl_focal.lab.demo.rl as rl
     from verl_focal.estimators.context import current_context
     from verl_focal.estimators.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS
+    from verl_focal.lab.demo.model import PROMPT_LEN, ModelSpec, build_model, build_tokenizer, sequence_logprob
+    from verl_focal.lab.demo.task import split_problems
 
     tok = build_tokenizer()
     model = build_model(tok, ModelSpec(hidden=32, layers=1, heads=2, intermediate=64), seed=3)
@@ -118,10 +118,10 @@ def test_unlikely_arm_gets_the_pre_update_sequence_log_probs(monkeypatch):
 
 
 def test_grpo_arm_gets_no_log_probs(monkeypatch):
-    import verl_focal.demo.rl as rl
-    from verl_focal.demo.model import ModelSpec, build_model, build_tokenizer
-    from verl_focal.demo.task import split_problems
+    import verl_focal.lab.demo.rl as rl
     from verl_focal.estimators.context import current_context
+    from verl_focal.lab.demo.model import ModelSpec, build_model, build_tokenizer
+    from verl_focal.lab.demo.task import split_problems
 
     seen = []
     real_adv = rl.compute_advantage
@@ -142,7 +142,7 @@ def test_report_has_a_table_per_extra_baseline(tmp_path):
     sys.path.insert(0, str(Path(__file__).parent))
     from test_report import _results
 
-    from verl_focal.demo.report import write_report
+    from verl_focal.lab.demo.report import write_report
 
     res = _results()
     per = {}

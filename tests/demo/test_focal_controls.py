@@ -6,8 +6,8 @@ import pytest
 import torch
 import verl  # noqa: F401  a hard dependency: fail loudly if it is missing
 
-from verl_focal.demo.arms import CONTROL_FAMILIES, FOCAL_GAMMA_GRID, Arm, arms_by_name
-from verl_focal.demo.focal_controls import rearranged_weights, row_weights
+from verl_focal.lab.demo.arms import CONTROL_FAMILIES, FOCAL_GAMMA_GRID, Arm, arms_by_name
+from verl_focal.lab.demo.focal_controls import rearranged_weights, row_weights
 
 P_HAT = np.array([0.0, 0.125, 0.5, 1.0, 0.75, 0.25, 0.875])  # two groups that are all wrong or all right
 
@@ -67,8 +67,8 @@ def sft_policy():
     global _SFT
     import copy
 
-    from verl_focal.demo.model import ModelSpec, build_model, build_tokenizer, sft
-    from verl_focal.demo.task import sft_examples, split_problems
+    from verl_focal.lab.demo.model import ModelSpec, build_model, build_tokenizer, sft
+    from verl_focal.lab.demo.task import sft_examples, split_problems
 
     if _SFT is None:
         tok = build_tokenizer()
@@ -88,7 +88,7 @@ _SFT = None
 def test_the_arms_advantages_are_verls_grpo_advantages_times_the_rearranged_weights(monkeypatch, mode, sft_policy):
     """One demo RL step of the arm: what the update uses is verl's GRPO advantage (its own dispatch, run here
     a second time on the same rollouts) times the weights the same generator rearranges."""
-    import verl_focal.demo.rl as rl
+    import verl_focal.lab.demo.rl as rl
 
     seen = {}
     real_loss = rl.core_algos.get_policy_loss_fn("vanilla")

@@ -15,9 +15,9 @@ from verl_focal.cli import main as cli_main
 
 @pytest.mark.slow
 def test_eval_frontier_reproduces_the_demos_points_d_and_verdicts(tmp_path):
-    from verl_focal.demo.arms import CONTROL_FAMILIES, arms_by_name
-    from verl_focal.demo.experiment import preset, run_experiment
-    from verl_focal.demo.report import write_report
+    from verl_focal.lab.demo.arms import CONTROL_FAMILIES, arms_by_name
+    from verl_focal.lab.demo.experiment import preset, run_experiment
+    from verl_focal.lab.demo.report import write_report
 
     arms = ["GRPO N=8"] + [a.name for a in CONTROL_FAMILIES[0].arms] + ["F-Cue-GRPO N=8"]
     cfg = dataclasses.replace(preset("quick"), seeds=(0, 1, 2, 3), sft_steps=20, rl_steps=2, rare_rollouts=16,

@@ -1,4 +1,4 @@
-"""The controls' report section and figure (verl_focal.demo.frontier_report) on a synthetic run."""
+"""The controls' report section and figure (verl_focal.lab.demo.frontier_report) on a synthetic run."""
 
 import json
 import os
@@ -6,8 +6,8 @@ import os
 import numpy as np
 import pytest
 
-from verl_focal.demo.arms import CONTROL_FAMILIES, CONTROLS_SET, METHOD_FAMILIES, REFERENCE_ARM
-from verl_focal.stats.frontier import OUTSIDE
+from verl_focal.lab.demo.arms import CONTROL_FAMILIES, CONTROLS_SET, METHOD_FAMILIES, REFERENCE_ARM
+from verl_focal.lab.stats.frontier import OUTSIDE
 
 
 def _synthetic_results(seeds):
@@ -31,7 +31,7 @@ def _synthetic_results(seeds):
 
 
 def test_controls_section_and_figure_on_a_synthetic_run(tmp_path):
-    from verl_focal.demo.frontier_report import (
+    from verl_focal.lab.demo.frontier_report import (
         FRONTIER_PLOT,
         controls_markdown,
         frontier_plot,
@@ -67,7 +67,7 @@ def test_controls_section_and_figure_on_a_synthetic_run(tmp_path):
 
 
 def test_no_controls_section_without_a_complete_control_family():
-    from verl_focal.demo.frontier_report import frontier_results
+    from verl_focal.lab.demo.frontier_report import frontier_results
 
     res = _synthetic_results(range(3))
     dropped = CONTROL_FAMILIES[0].arms[1].name
@@ -85,7 +85,7 @@ def test_power_lines_give_the_minimum_detectable_d_of_every_claim_inside_the_gri
     the method × control family claims that have an interval; the 'better in every run' line names the pairs."""
     from scipy import stats
 
-    from verl_focal.demo.frontier_report import frontier_results, power_markdown
+    from verl_focal.lab.demo.frontier_report import frontier_results, power_markdown
 
     fr = frontier_results(json.loads(json.dumps(_synthetic_results(range(6)))), n_boot=300)
     ses = [c["se"] for c in fr["claims"] if c["se"] is not None]

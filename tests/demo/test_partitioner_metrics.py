@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from verl_focal.demo.metrics import (
+from verl_focal.lab.demo.metrics import (
     correct_set,
     exact_auc,
     exact_pass_curve,
@@ -15,12 +15,12 @@ from verl_focal.demo.metrics import (
     retained_mass,
     strategy_mass,
 )
-from verl_focal.demo.task import Problem, solutions
+from verl_focal.lab.demo.task import Problem, solutions
 from verl_focal.partition import get_partitioner, list_partitioners
 
 
 def test_partitioner_is_swappable_through_the_registry():
-    import verl_focal.demo.partitioner  # noqa: F401  registers it
+    import verl_focal.lab.demo.partitioner  # noqa: F401  registers it
 
     assert "demo_strategy" in list_partitioners()
     part = get_partitioner("demo_strategy")
@@ -31,7 +31,7 @@ def test_partitioner_is_swappable_through_the_registry():
     assert part.pop_metrics() == {"demo_partition/unparsed_frac": pytest.approx(1 / 6)}
     assert part.pop_metrics() == {}
     # the same registry resolves the import-path form a user would write
-    again = get_partitioner("verl_focal.demo.partitioner:DemoStrategyPartitioner")
+    again = get_partitioner("verl_focal.lab.demo.partitioner:DemoStrategyPartitioner")
     assert again.partition(texts) == labels
 
 
@@ -45,7 +45,7 @@ def test_pass_curve_extremes_and_binomial_mean():
     assert got[1] == pytest.approx(0.1, abs=0.005)
     assert got[8] == pytest.approx(1 - 0.9**8, abs=0.01)
     # the curve is the mean of the combinatorial definition over the binomial counts
-    from verl_focal.demo.metrics import sample_counts
+    from verl_focal.lab.demo.metrics import sample_counts
 
     p = np.array([0.05, 0.3, 0.9])
     c = sample_counts(p, 40, seed=7)

@@ -8,8 +8,8 @@ The ``meta`` device stands in for CUDA here: nothing may land on the CPU.
 import torch
 import verl  # noqa: F401  a hard dependency of the demo
 
-from verl_focal.demo.model import build_tokenizer
-from verl_focal.demo.rollout import prompt_batch
+from verl_focal.lab.demo.model import build_tokenizer
+from verl_focal.lab.demo.rollout import prompt_batch
 
 
 def test_every_tensor_of_the_prompt_batch_is_on_the_prompts_device():

@@ -8,7 +8,7 @@ import statistics
 import pytest
 from scipy import stats as st
 
-from verl_focal.demo.report import (
+from verl_focal.lab.demo.report import (
     GROUP_SIZE_PLOT,
     REPORT_FILES,
     _ylim,
@@ -17,7 +17,7 @@ from verl_focal.demo.report import (
     summarise,
     write_report,
 )
-from verl_focal.demo.stats import build_claims
+from verl_focal.lab.demo.stats import build_claims
 
 
 def _eval(p1, p256, mul, retained=0.4):
@@ -176,7 +176,7 @@ def test_axes_start_where_the_data_do():
 def test_headline_joins_two_runs(tmp_path):
     """Ranges of the two runs' means; GRPO N=8 against its seed's SFT policy, other arms against GRPO N=8, with the
     verdict only where both runs agree."""
-    from verl_focal.demo.report import headline_markdown
+    from verl_focal.lab.demo.report import headline_markdown
 
     a, b = _results(), _results()
     write_report(a, str(tmp_path / "a"))
@@ -197,7 +197,7 @@ def test_estimator_effect_against_grpo_and_not_exercised():
     not exercised (and so is a GRPO arm whose advantages were all zero)."""
     import torch
 
-    from verl_focal.demo.effect import advantage_effect, effect_markdown, not_exercised
+    from verl_focal.lab.demo.effect import advantage_effect, effect_markdown, not_exercised
 
     mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
     ref = torch.tensor([[0.5, 0.5, 9.0], [-1.0, 7.0, 7.0], [0.0, 0.0, 0.0]])
@@ -230,7 +230,7 @@ def test_passk_differences_are_paired_by_seed_with_t_intervals(tmp_path):
     interval (the claims' formula); the base row is each seed's SFT policy.  Without GRPO N=8 there is no panel."""
     import matplotlib.image as mpimg
 
-    from verl_focal.demo.report import passk_differences
+    from verl_focal.lab.demo.report import passk_differences
 
     res = _results()
     diffs = passk_differences(res)

@@ -5,8 +5,8 @@ import statistics
 
 import pytest
 
-from verl_focal.demo.stats import Claim, build_claims, paired_claim, replicate
-from verl_focal.stats.verdict import t_interval, verdict
+from verl_focal.lab.demo.stats import Claim, build_claims, paired_claim, replicate
+from verl_focal.lab.stats.verdict import t_interval, verdict
 
 # Student-t 0.975 quantiles from a printed table (df = 3, 9), not from scipy
 T975 = {3: 3.182446305, 9: 2.262157163}

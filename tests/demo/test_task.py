@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from verl_focal.demo.task import (
+from verl_focal.lab.demo.task import (
     MODULUS,
     STRATEGIES,
     SYMBOLS,

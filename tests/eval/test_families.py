@@ -1,10 +1,10 @@
-"""The families file of `eval frontier` (verl_focal.eval.families): what it accepts, and each refusal in one line
+"""The families file of `eval frontier` (verl_focal.lab.eval.families): what it accepts, and each refusal in one line
 naming the file and the entry."""
 
 import pytest
 
 from verl_focal.config.errors import InputError
-from verl_focal.eval.families import ALL_SEEDS, load_families, parse_families
+from verl_focal.lab.eval.families import ALL_SEEDS, load_families, parse_families
 
 
 def _doc(**over):

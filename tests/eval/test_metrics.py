@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from verl_focal.eval import (
+from verl_focal.lab.eval import (
     auc_at_k,
     default_ks,
     paired_subsampling_test,
@@ -162,7 +162,7 @@ def test_subsampled_mean_is_unbiased_for_pass_at_k():
 
 
 def test_import_is_light():
-    code = ("import sys, verl_focal.eval; "
+    code = ("import sys, verl_focal.lab.eval; "
             "bad=[m for m in ('torch','transformers','verl','scipy','matplotlib') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -170,8 +170,8 @@ def test_import_is_light():
 
 
 def test_package_exports_the_metrics_names():
-    import verl_focal.eval as ev
-    from verl_focal.eval import metrics
+    import verl_focal.lab.eval as ev
+    from verl_focal.lab.eval import metrics
 
     assert ev.__all__ == metrics.__all__
     assert all(getattr(ev, name) is getattr(metrics, name) for name in ev.__all__)

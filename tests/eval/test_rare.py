@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from verl_focal.cli import main as cli_main
-from verl_focal.eval.nll import _batches_by_length, load_model, response_nll
-from verl_focal.eval.rare import delta_nll_rare, select_rare
+from verl_focal.lab.eval.nll import _batches_by_length, load_model, response_nll
+from verl_focal.lab.eval.rare import delta_nll_rare, select_rare
 
 ALL_CORRECT = '''
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from verl_focal.cli import main as cli_main
-from verl_focal.eval import pass_at_k
+from verl_focal.lab.eval import pass_at_k
 
 TOY_SCORER = '''
 import time

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from verl_focal.eval.val_metrics import unbiased_pass_at_k_metrics
+from verl_focal.validation import unbiased_pass_at_k_metrics
 
 
 def test_values_by_source_and_prompt():

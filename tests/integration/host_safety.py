@@ -163,7 +163,7 @@ def _preflight(case: tuple[str, list[str]]) -> str | None:
     trainer, overrides = case
     try:
         if trainer == "demo":
-            from verl_focal.demo.experiment import require_verl
+            from verl_focal.lab.demo.experiment import require_verl
 
             require_verl()
             return None

@@ -49,7 +49,7 @@ def _verl_imports(path: pathlib.Path) -> set[str]:
 
 
 def test_every_verl_name_the_glue_imports_is_in_the_contract():
-    files = [*sorted((PKG / "integration").glob("*.py")), *sorted((PKG / "demo").glob("*.py")),
+    files = [*sorted((PKG / "integration").glob("*.py")), *sorted((PKG / "lab" / "demo").glob("*.py")),
              PKG / "main_ppo.py", PKG / "plugin.py"]
     used = set().union(*(_verl_imports(f) for f in files))
     assert len(used) > 10, "the scan found almost no verl import"

@@ -71,3 +71,38 @@ def test_without_the_plugin_verls_registry_holds_none_of_ours():
             "print(json.dumps(sorted(core_algos.ADV_ESTIMATOR_REGISTRY)))")
     held = set(_fresh(code, plugin=False))
     assert held and not held & {s.name for s in all_specs()}
+
+
+#: what a TaskRunner process imports, then the start-up checks on our example config and the validation hook's
+#: metric, as the v1 trainer runs them (`trainer.logger=[console]`: no W&B key on a test machine)
+_TRAINER_PROCESS = """
+import json, sys
+import verl
+import verl.trainer.main_ppo, verl.trainer.ppo.ray_trainer, verl.trainer.ppo.core_algos
+if PLUGIN:
+    import verl_focal.integration.runner, verl_focal.integration.trainer, verl_focal.integration.dataproto_hook
+    from verl_focal.integration.preflight import compose_config, validate_all
+    from verl_focal.validation import unbiased_pass_at_k_metrics
+
+    validate_all(compose_config(["algorithm.adv_estimator=f_grpo", "trainer.logger=[console]",
+                                 "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
+                                 "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2",
+                                 "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=2"]))
+    assert unbiased_pass_at_k_metrics(["a", "a"], [1.0, 0.0])["val-aux/all/unbiased_pass@1"] == 0.5
+print(json.dumps(sorted(sys.modules)))
+"""
+
+#: the lab's own packages (its [lab] extra); verl itself loads scikit-learn and pillow, never matplotlib
+LAB_PACKAGES = ("matplotlib", "sklearn", "PIL")
+
+
+def test_a_trainer_process_loads_nothing_of_the_lab():
+    """The training wing reaches the lab by no import path: after a TaskRunner's imports, our hooks, the start-up
+    checks and the validation metric, no ``verl_focal.lab`` module and none of the lab's packages that verl does not
+    load itself (tests/architecture/test_import_layers.py forbids the imports; this checks the process)."""
+    ours = set(_fresh(_TRAINER_PROCESS.replace("PLUGIN", "True")))
+    verls = set(_fresh(_TRAINER_PROCESS.replace("PLUGIN", "False"), plugin=False))
+    assert {"verl_focal.integration.trainer", "verl_focal.validation", "verl_focal.integration.preflight"} <= ours
+    assert sorted(m for m in ours if m == "verl_focal.lab" or m.startswith("verl_focal.lab.")) == []
+    assert sorted(m for m in ours if m.split(".")[0] == "matplotlib") == []
+    assert sorted(m for m in ours - verls if m.split(".")[0] in LAB_PACKAGES) == []

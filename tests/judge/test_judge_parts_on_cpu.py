@@ -303,7 +303,7 @@ def test_judge_package_does_not_import_verl():
     import subprocess
     import sys
 
-    code = ("import sys, verl_focal.partition.judge, verl_focal.partition.agreement; "
+    code = ("import sys, verl_focal.partition.judge, verl_focal.lab.agreement; "
             "from verl_focal.partition import get_partitioner; get_partitioner('judge', model='m', fallback='single'); "
             "bad = [m for m in sys.modules if m == 'verl' or m.startswith('verl.')]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

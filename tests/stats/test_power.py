@@ -1,4 +1,4 @@
-"""The smallest detectable D (verl_focal.stats.power) against the formula written out here, and its meaning: a true
+"""The smallest detectable D (verl_focal.lab.stats.power) against the formula written out here, and its meaning: a true
 difference of that size is found by the two-sided t interval about 80% of the time (noncentral t)."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 from scipy import stats as st
 
-from verl_focal.stats.power import minimum_detectable_d
+from verl_focal.lab.stats.power import minimum_detectable_d
 
 
 @pytest.mark.parametrize("n,n_target", [(12, None), (12, 24), (24, 12), (4, 100)])

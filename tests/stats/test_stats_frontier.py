@@ -1,4 +1,4 @@
-"""Equal-pass@1 comparisons (verl_focal.stats.frontier) against values computed independently here."""
+"""Equal-pass@1 comparisons (verl_focal.lab.stats.frontier) against values computed independently here."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from verl_focal.stats.frontier import OUTSIDE, frontier_claim, frontier_claims, interpolate, replicate_frontier
+from verl_focal.lab.stats.frontier import OUTSIDE, frontier_claim, frontier_claims, interpolate, replicate_frontier
 
 
 def test_interpolate_is_the_polyline_through_the_points_sorted_by_x_and_never_extrapolates():
@@ -114,7 +114,7 @@ def test_replicate_frontier_holds_only_on_the_same_verdict():
 
 
 def test_claim_from_resamples_over_problems_uses_the_normal_quantile_and_keeps_the_outside_rule():
-    from verl_focal.stats.frontier import claim_from_resamples
+    from verl_focal.lab.stats.frontier import claim_from_resamples
 
     rng = np.random.default_rng(5)
     b = 2000

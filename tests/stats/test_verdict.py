@@ -1,10 +1,10 @@
-"""The verdict rule and the join of two runs (verl_focal.stats.verdict)."""
+"""The verdict rule and the join of two runs (verl_focal.lab.stats.verdict)."""
 
 import math
 
 import pytest
 
-from verl_focal.stats.verdict import NOT_TESTED, join_runs, verdict
+from verl_focal.lab.stats.verdict import NOT_TESTED, join_runs, verdict
 
 
 @pytest.mark.parametrize("lo,hi,hib,expected", [

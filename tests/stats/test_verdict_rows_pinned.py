@@ -1,6 +1,6 @@
 """The demo's verdict rows stay identical byte for byte: the controls section, the equal-pass@1 replication and the
 paired claims' replication of two small synthetic runs (tests/_verdict_rows.py), against the rows the code wrote
-before the frontier maths moved to verl_focal.stats (tests/stats/data/verdict_rows.md)."""
+before the frontier maths moved to verl_focal.lab.stats (tests/stats/data/verdict_rows.md)."""
 
 from pathlib import Path
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from verl_focal.core.focal import focal_weight
-from verl_focal.theory import categorical as cat
+from verl_focal.lab.theory import categorical as cat
 
 DT = torch.float64
 

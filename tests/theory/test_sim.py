@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from verl_focal.theory import sim
-from verl_focal.theory.sim import kernels
-from verl_focal.theory.sim import run as sim_run
+from verl_focal.lab.theory import sim
+from verl_focal.lab.theory.sim import kernels
+from verl_focal.lab.theory.sim import run as sim_run
 
 DT = torch.float64
 

@@ -6,7 +6,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from verl_focal.theory import (
+from verl_focal.lab.theory import (
     SPEC_ARGMAX_TABLE,
     active_group_probability,
     log_tail_miss_probability,

@@ -137,7 +137,7 @@ class FocalHookMixin:
         if accs is None:
             return metric_dict
         try:
-            from verl_focal.eval.val_metrics import unbiased_pass_at_k_metrics
+            from verl_focal.validation import unbiased_pass_at_k_metrics
 
             metric_dict.update(unbiased_pass_at_k_metrics(sample_uids, accs, data_sources=data_sources))
         except Exception as e:  # noqa: BLE001 - a metric must never end a run

@@ -1,0 +1,76 @@
+"""The lab's old import paths still work for one release: the same module objects as the new ones, with a
+DeprecationWarning naming the new path (verl_focal/_moved.py).  Each case runs in a fresh interpreter, so the old name
+is imported for the first time there (the test process may have imported the new modules long before)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from verl_focal._moved import MOVED, new_name
+
+_CHECK = """
+import importlib, json, sys, warnings
+
+old, new = OLD, NEW
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    exec(f"import {old}")  # an import statement, as users write it
+mod = sys.modules[old]
+moved = [str(w.message) for w in caught
+         if issubclass(w.category, DeprecationWarning) and " has moved to " in str(w.message)]
+real = importlib.import_module(new)
+print(json.dumps({"same": mod is real and sys.modules[old] is real, "name": mod.__name__, "spec": mod.__spec__.name,
+                  "warned": moved, "where": [w.filename for w in caught if " has moved to " in str(w.message)]}))
+"""
+
+CASES = [
+    ("verl_focal.demo", "verl_focal.lab.demo"),
+    ("verl_focal.demo.rl", "verl_focal.lab.demo.rl"),
+    ("verl_focal.demo.frontier_report", "verl_focal.lab.demo.frontier_report"),
+    ("verl_focal.theory", "verl_focal.lab.theory"),
+    ("verl_focal.theory.sim.kernels", "verl_focal.lab.theory.sim.kernels"),
+    ("verl_focal.stats.verdict", "verl_focal.lab.stats.verdict"),
+    ("verl_focal.eval.metrics", "verl_focal.lab.eval.metrics"),
+    ("verl_focal.eval.val_metrics", "verl_focal.validation"),
+    ("verl_focal.partition.agreement", "verl_focal.lab.agreement"),
+]
+
+
+def _fresh(code: str) -> dict:
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_every_moved_name_has_a_case_and_maps_where_the_table_says():
+    assert {new_name(o) for o, _ in CASES} == {n for _, n in CASES}
+    assert {o.rsplit(".", 1)[0] if o not in MOVED else o for o, _ in CASES} >= set(MOVED)
+    assert new_name("verl_focal.lab.demo") is None and new_name("verl_focal.estimators") is None
+
+
+@pytest.mark.parametrize("old,new", CASES, ids=[o for o, _ in CASES])
+def test_an_old_path_is_the_new_module_with_a_deprecation_warning(old, new):
+    out = _fresh(_CHECK.replace("OLD, NEW", repr((old, new))))
+    assert out["same"] and out["name"] == new and out["spec"] == new, out  # one module object, its own spec kept
+    assert f"{old} has moved to {new}; import it from there (the old path goes in the next release)" in out["warned"]
+    assert set(out["where"]) == {"<string>"}, out  # the warning points at the importing line, not at importlib
+
+
+def test_the_old_names_people_import_by_still_resolve():
+    code = ("import json, warnings\nwarnings.simplefilter('ignore')\n"
+            "from verl_focal.eval.metrics import pass_at_k, default_ks\n"
+            "from verl_focal.core.pass_at_k import pass_at_k as p, default_ks as d\n"
+            "from verl_focal.eval import pass_at_k_curve\n"
+            "from verl_focal.lab.eval.metrics import pass_at_k_curve as c\n"
+            "import verl_focal.demo.rl, verl_focal.lab.demo.rl\n"
+            "from verl_focal.theory import tail_miss_probability\n"
+            "from verl_focal.stats.frontier import frontier_claims\n"
+            "import verl_focal.lab.stats.frontier as f\n"
+            "print(json.dumps([pass_at_k is p, default_ks is d, pass_at_k_curve is c,\n"
+            "                  verl_focal.demo.rl is verl_focal.lab.demo.rl, frontier_claims is f.frontier_claims,\n"
+            "                  callable(tail_miss_probability)]))")
+    assert _fresh(code) == [True] * 6

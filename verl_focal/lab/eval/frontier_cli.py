@@ -1,0 +1,84 @@
+"""``verl-focal eval frontier``: the equal-pass@k comparison of methods with control families on scored runs.
+
+    verl-focal eval frontier --families families.yaml --runs scored/ --out-dir frontier/
+    verl-focal eval frontier --families families.yaml --runs dumps/ --step 300 --y pass@64 --benchmark ood ...
+    verl-focal eval frontier --demo outputs/demo --out-dir frontier/      # a demo controls run, read back
+
+Registered by :mod:`verl_focal.lab.eval.cli`; the maths is :mod:`verl_focal.lab.stats.frontier`'s, the data
+:mod:`verl_focal.lab.eval.frontier`'s, the files :mod:`verl_focal.lab.eval.frontier_report`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from verl_focal.config.errors import InputError
+
+__all__ = ["add_frontier_parser", "run_frontier"]
+
+
+def add_frontier_parser(sub) -> None:
+    """Add the ``frontier`` sub-command to ``eval``'s sub-parsers."""
+    f = sub.add_parser("frontier", help="each method against each control family at equal pass@k (D, interval, "
+                                        "verdict) and the frontier figure")
+    src = f.add_mutually_exclusive_group(required=True)
+    src.add_argument("--families", metavar="YAML",
+                     help="the families file: reference, control families (points in knob order with the knob's "
+                          "value), methods, and each run's training seed (docs/eval.md, 'eval frontier')")
+    src.add_argument("--demo", metavar="DIR", help="a `verl-focal demo --arms controls` output folder instead")
+    f.add_argument("--runs", help="folder with the runs the families file names: <run>.jsonl, or <run>/ holding "
+                                  "*.jsonl files or a verl validation_data_dir (<step>.jsonl)")
+    f.add_argument("--run", action="append", default=[], metavar="NAME=PATH", help="a run given explicitly; repeatable")
+    f.add_argument("--step", type=int, help="for verl validation_data_dir runs: the step to read (default: latest)")
+    f.add_argument("--data-source", default="unknown", help="data_source for lines that carry none")
+    f.add_argument("--x", default="pass@1", metavar="pass@K", help="the accuracy axis (default pass@1)")
+    f.add_argument("--y", default="pass@256", metavar="pass@K",
+                   help="the coverage axis, a larger k than --x's (default pass@256; k <= samples per problem)")
+    f.add_argument("--benchmark", default="in-domain",
+                   help="a benchmark's short name, or in-domain / ood: the mean over those benchmarks "
+                        "(default in-domain)")
+    f.add_argument("--ood", default="gpqa,ifeval,synlogic",
+                   help="comma list of substrings marking out-of-domain data sources (case-insensitive)")
+    f.add_argument("--n-boot", type=int, default=4000, help="bootstrap resamples (default 4000)")
+    f.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    f.add_argument("--out-dir", "--out", dest="out_dir", required=True, metavar="DIR",
+                   help="output folder for frontier.md, frontier.json and frontier.png")
+
+
+def run_frontier(args: argparse.Namespace) -> int:
+    from verl_focal.lab.eval.families import load_families, parse_families
+    from verl_focal.lab.eval.frontier import frontier_table, parse_metric, read_demo, read_run, run_paths
+    from verl_focal.lab.eval.frontier_report import frontier_markdown, write_frontier
+
+    x, y = parse_metric("--x", args.x), parse_metric("--y", args.y)
+    if args.n_boot < 2:
+        raise InputError(f"--n-boot {args.n_boot}: must be >= 2")
+    if args.demo:
+        if args.runs or args.run:
+            raise InputError("--demo reads the demo's own runs; leave out --runs / --run")
+        doc, runs = read_demo(args.demo)
+        fams = parse_families(doc, f"--demo {args.demo}")
+    else:
+        if not args.runs and not args.run:
+            raise InputError("--families needs the runs: give --runs DIR (or --run NAME=PATH for each run)")
+        fams = load_families(args.families)
+        paths = run_paths(fams, args.runs, args.run, args.step)
+        ood = [s for s in args.ood.split(",") if s]
+        runs = {}
+        for name, files in paths.items():
+            runs[name], left = read_run(name, files, args.data_source, ood)
+            if left.count:
+                print(f"run {name}: {left.summary()}", file=sys.stderr)
+    fr = frontier_table(fams, runs, x, y, args.benchmark, n_boot=args.n_boot, seed=args.seed)
+    out = write_frontier(fr, args.out_dir)
+    if args.demo:
+        import yaml
+
+        (Path(args.out_dir) / "families.yaml").write_text(
+            yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    print(frontier_markdown(fr))
+    for k, p in out.items():
+        print(f"{k:>7}: {p}")
+    return 0

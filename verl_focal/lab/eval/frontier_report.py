@@ -1,0 +1,122 @@
+"""What ``verl-focal eval frontier`` writes: frontier.md (points and verdict table), frontier.json (the same as data)
+and frontier.png (the frontier figure), from :func:`verl_focal.lab.eval.frontier.frontier_table`'s result."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from verl_focal.lab import frontier_report as shared
+from verl_focal.lab.stats.frontier import claim_cell, signed
+
+__all__ = ["uncertainty_note", "frontier_markdown", "frontier_figure", "write_frontier"]
+
+FILES = {"table": "frontier.md", "data": "frontier.json", "figure": "frontier.png"}
+
+
+def uncertainty_note(fr: dict[str, Any]) -> str:
+    """One sentence: what the intervals resample, and (one run per point) that training-run variance is not in them."""
+    lvl = f"{fr['level']:.0%}"
+    if fr["resampled"] == "seeds":
+        return (f"{lvl} intervals: points, Student-t over the {len(fr['seeds'])} training seeds of the paired "
+                f"differences; D, a paired bootstrap over seeds of the whole procedure ({fr['n_boot']} resamples)")
+    return (f"{lvl} intervals: bootstrap over problems and samples ({fr['n_boot']} resamples). One training run per "
+            "point: training-run variance is NOT in these intervals")
+
+
+def _problems_line(fr: dict[str, Any]) -> str:
+    parts = []
+    for b, p in fr["problems"].items():
+        if p["shared"] is None:
+            parts.append(f"{b}: exact pass@k (demo runs)")
+            continue
+        left = ", ".join(f"{r} {n}" for r, n in sorted(p["left_out"].items()))
+        parts.append(f"{b}: {p['shared']} problems shared by every run"
+                     + (f", left out: {left}" if left else ", none left out"))
+    return "Problems: " + "; ".join(parts) + "."
+
+
+def frontier_markdown(fr: dict[str, Any]) -> str:
+    """frontier.md: the setting, the families' points and the verdict table (method × control family)."""
+    x, y = fr["x"], fr["y"]
+    bench = fr["benchmark"] + (f" (mean over {', '.join(fr['benchmarks'])})" if len(fr["benchmarks"]) > 1 else "")
+    out = [f"# Equal {x}: the methods against the control families' frontiers", "",
+           f"{x} (x) against {y} (y) on {bench}; every point is a paired difference from the reference "
+           f"{fr['reference']!r}, every family's zero point. Families file: {fr['families_file']}.", "",
+           uncertainty_note(fr) + ".", "", _problems_line(fr), "",
+           f"| family | knob | point | Δ {x} | Δ {y} |", "|---|---|---|---|---|"]
+    for p in fr["points"]:
+        kind = "control" if p["control"] else "method"
+        knob = f"{p['knob']} = {p['label']}" if p["label"] is not None else "—"
+        out.append(f"| {p['family']} ({kind}) | {knob} | {p['policy']} | {shared.ci_cell(p[x])} | "
+                   f"{shared.ci_cell(p[y])} |")
+    controls = [f["name"] for f in fr["families"] if f["control"]]
+    by = {(c["method"], c["family"]): c for c in fr["claims"]}
+    methods = list(dict.fromkeys(c["method"] for c in fr["claims"]))
+    out += ["", f"D = the method's Δ {y} − the control family's frontier at the method's Δ {x} (linear between the "
+            "family's points, never extrapolated); better / worse when the interval excludes 0, else not detected:",
+            "", f"| method | Δ {x} | Δ {y} | " + " | ".join(f"vs {f}" for f in controls) + " |",
+            "|---|---|---|" + "---|" * len(controls)]
+    for m in methods:
+        first = next(c for c in fr["claims"] if c["method"] == m)
+        cells = [claim_cell(by[(m, f)], x) if (m, f) in by else "—" for f in controls]
+        out.append(f"| {m} | {signed(first['x'])} | {signed(first['y'])} | " + " | ".join(cells) + " |")
+    out += ["", f"![frontier]({FILES['figure']})", ""]
+    return "\n".join(out)
+
+
+def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
+    """Δx against Δy with the intervals on both axes: one dashed curve per control family from the reference at
+    (0, 0) through its points in knob order, methods as points (a method's own sweep as a solid curve); the
+    uncertainty note under the axes."""
+    x, y = fr["x"], fr["y"]
+    fig, ax = shared.pyplot().subplots(figsize=(8.5, 6.5))
+    shared.zero_axes(ax)
+    nc = nm = 0
+    for fam in fr["families"]:
+        pts = [p for p in fr["points"] if p["family"] == fam["name"]]
+        if fam["control"]:
+            colour, ls, marker = shared.CONTROL_COLOURS[nc % len(shared.CONTROL_COLOURS)], "--", "s"
+            nc += 1
+        else:
+            colour, ls, marker = shared.METHOD_COLOURS[nm % len(shared.METHOD_COLOURS)], "-", "o"
+            nm += 1
+        xs, ys = [p[x]["mean"] for p in pts], [p[y]["mean"] for p in pts]
+        single = not fam["control"] and len(pts) == 1
+        label = f"{'control' if fam['control'] else 'method'}: {fam['name']}" + (f" ({fam['knob']})" if not single
+                                                                                 else "")
+        ax.plot(xs if single else [0.0] + xs, ys if single else [0.0] + ys, ls="none" if single else ls,
+                color=colour, marker=marker, ms=6, label=label)
+        for p in pts:
+            px, py = p[x], p[y]
+            if math.isfinite(px["ci_low"]):
+                shared.interval_bars(ax, px, py, colour, lw=0.8, alpha=0.4)
+            if p["label"] is not None:
+                ax.annotate(p["label"], (px["mean"], py["mean"]), textcoords="offset points", xytext=(4, 3),
+                            fontsize=7, color=colour)
+    shared.reference_star(ax, f"{fr['reference']} (reference)")
+    ax.set_xlabel(f"Δ {x} vs {fr['reference']}")
+    ax.set_ylabel(f"Δ {y} vs {fr['reference']}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    bench = fr["benchmark"] if len(fr["benchmarks"]) == 1 else f"{fr['benchmark']} ({len(fr['benchmarks'])} sets)"
+    ax.set_title(f"{y} at equal {x} on {bench}\nhigher than a control's curve = more coverage for the same accuracy",
+                 fontsize=9)
+    fig.text(0.5, 0.01, textwrap.fill(uncertainty_note(fr) + ".", 120), ha="center", va="bottom", fontsize=7.5,
+             color="firebrick" if fr["resampled"] == "problems" else "0.3")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    shared.save_png(fig, path)
+
+
+def write_frontier(fr: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """Write frontier.md, frontier.json and frontier.png into ``out_dir``; return their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {k: out / v for k, v in FILES.items()}
+    paths["table"].write_text(frontier_markdown(fr), encoding="utf-8")
+    paths["data"].write_text(json.dumps(fr, indent=1, ensure_ascii=False), encoding="utf-8")
+    frontier_figure(fr, paths["figure"])
+    return paths
