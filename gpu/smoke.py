@@ -162,8 +162,8 @@ def part1(device: str, small: bool) -> None:
 
 # ----------------------------------------------------------------------------------------------------- part 2
 def part2(device: str, small: bool) -> None:
-    from verl_focal.demo.arms import arms_by_name
-    from verl_focal.demo.experiment import preset, run_experiment
+    from verl_focal.lab.demo.arms import arms_by_name
+    from verl_focal.lab.demo.experiment import preset, run_experiment
 
     cfg = preset("quick")
     cfg.device, cfg.arms, cfg.jobs = device, arms_by_name(["family"]), 1
