@@ -52,6 +52,9 @@ class AdvantageContext:
     sessions:        ``(final_rows, owner)`` when the context holds only each agent session's final output
                      (v1 multi-output sessions, :func:`~verl_focal.estimators.sessions.session_finals`): the
                      rows of verl's batch it describes, and each batch row's position among them.
+    prefetched:      group-level results an estimator's ``prefetch`` computed for exactly these rows, by name
+                     (the cue partition's labels and metrics); :meth:`select` leaves them behind, so a
+                     narrowed context has none and ``prepare`` does the work for its rows.
     settings:        the step's ``algorithm`` config, parsed once (:func:`~verl_focal.config.schema.parse_settings`)
                      by :class:`~verl_focal.estimators.step.AdvantageStep`; the estimator reads it instead of
                      parsing verl's ``config`` again.  None: the estimator parses ``config`` itself.
@@ -66,6 +69,7 @@ class AdvantageContext:
     metrics: dict[str, float] = field(default_factory=dict)
     source: str = "manual"
     settings: AlgorithmSettings | None = None
+    prefetched: dict[str, Any] = field(default_factory=dict)
     sessions: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
@@ -87,7 +91,7 @@ class AdvantageContext:
     def select(self, rows: np.ndarray) -> AdvantageContext:
         """The context of ``rows`` only (an int array, in that order), e.g. the final output of each
         agent session.  Texts stay lazy; ``metrics`` is the same dict, so what the sub-context's
-        steps record reaches the hook."""
+        steps record reaches the hook; ``prefetched`` (computed for other rows) is left behind."""
         rows = np.asarray(rows, dtype=np.int64)
         texts = self.responses
         if isinstance(texts, LazyTexts):
