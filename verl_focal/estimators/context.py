@@ -1,14 +1,15 @@
-"""The one explicit channel from the trainer hook to our estimators.
+"""The per-row data of one advantage step, and the one channel from the trainer hook to verl's dispatch.
 
 verl calls a registered estimator with only ``token_level_rewards``,
 ``response_mask``, ``config`` and ``index`` (``compute_advantage`` in
 verl/trainer/ppo/ray_trainer.py, which every verl trainer calls).  Everything else an
 estimator needs per row -- correctness ``acc`` from the reward extras, the
 decoded response text, the problem, precomputed cluster labels -- travels in an
-:class:`AdvantageContext` that the hook installs with :func:`use_context`
-around verl's own advantage computation.  The estimator reads it with
-:func:`current_context` and checks, row by row, that it describes the batch it
-was given (:meth:`AdvantageContext.check_alignment`).
+:class:`AdvantageContext`, an argument of our estimators (``ctx=``).  The step seam
+(:func:`~verl_focal.estimators.step.finish`) installs it with :func:`use_context` around
+verl's own advantage computation; the hook around verl's ``compute_advantage`` reads it once
+with :func:`current_context` and hands it to the estimator, which checks, row by row, that it
+describes the batch it was given (:meth:`AdvantageContext.check_alignment`).
 
 No verl import here.
 """
