@@ -191,9 +191,10 @@ def hook_separated_trainers() -> None:
 
     @functools.wraps(orig_log_prob)
     def _fit_compute_log_prob(self, batch):
-        spec = get_spec(self.config.algorithm.adv_estimator)  # the DataProto is cheap to read: prefetch only for
-        begin(self, spec if spec is not None and spec.prefetch is not None else None,  # an estimator's prefetch
-              self.config.algorithm, lambda: tuple(batch.non_tensor_batch["uid"]), build(self, batch))
+        spec = get_spec(self.config.algorithm.adv_estimator)
+        if spec is not None and spec.prefetch is None:  # the DataProto is cheap to read: nothing to start early
+            spec = None
+        begin(self, spec, self.config.algorithm, lambda: tuple(batch.non_tensor_batch["uid"]), build(self, batch))
         return orig_log_prob(self, batch)
 
     @functools.wraps(orig_adv)
