@@ -151,9 +151,8 @@ def estimator_available(name: str) -> bool:
 
 
 def _context(step: AdvantageStep, uids, acc, texts, problems, log_prob, response_mask) -> AdvantageContext:
-    """The demo's adapter of the step seam: its own context of the step's rows (``acc`` (bs,), the texts, and
-    the sequence log-probs of ``log_prob`` (bs, L) when the estimator needs them), prefetched in place (the
-    hooks prefetch in the background)."""
+    """The demo's adapter of the step seam: the context of its rows (``acc`` (bs,), texts and, when needed, the
+    sequence log-probs of ``log_prob`` (bs, L)), prefetched in place (the hooks prefetch in the background)."""
     ctx = AdvantageContext(uids=np.array(uids, dtype=object), acc=acc, responses=texts, problems=problems,
                            source="demo")
     if OLD_LOG_PROBS in step.needs:

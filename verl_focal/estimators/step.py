@@ -92,13 +92,8 @@ class BackgroundPrefetch:
     """The work :func:`begin` starts: ``AdvantageStep(spec, algorithm)``, ``build(step)`` and ``step.prefetch`` on
     the context it returns, in a daemon thread.  Never raises: a failure to start is kept for :meth:`join`.
 
-    Args:
-        spec: the estimator's :class:`~verl_focal.estimators.spec.EstimatorSpec` (``step.prefetch`` does
-            nothing for an estimator without one: then only the context is built in the background).
-        algorithm: verl's ``algorithm`` config.
-        rows: returns the batch's row ids (e.g. its uids in order), called here; the context is handed
-            over only for the same rows.
-        build: builds the :class:`~verl_focal.estimators.context.AdvantageContext` (runs in the thread).
+    ``rows()`` (called here) gives the batch's row ids, e.g. its uids in order: the context is handed over only
+    for the same rows.  For an estimator without a ``prefetch`` only the context is built in the background.
     """
 
     def __init__(self, spec: EstimatorSpec, algorithm: Any, rows: Callable[[], Hashable],
@@ -127,11 +122,10 @@ class BackgroundPrefetch:
     def join(self, rows: Hashable, estimator: str) -> tuple[AdvantageStep | None, AdvantageContext | None, bool]:
         """Wait for the thread; return ``(step, context, failed)`` for the advantage step of ``rows``.
 
-        For the same rows and estimator: ``step`` is the one parsed at the start (the step's one parse of
-        the algorithm config), ``context`` the prefetched one with ``verl_focal/prefetched`` = 1 and
-        ``verl_focal/prefetch_wait_s`` (the time this join waited) added to what the build and the prefetch
-        recorded, or None with ``failed`` True when the prefetch raised or never started (logged).  For
-        other rows or another estimator: ``(None, None, False)``.
+        For the same rows and estimator: ``step`` is the one parsed at the start, ``context`` the prefetched
+        one with ``verl_focal/prefetched`` = 1 and ``verl_focal/prefetch_wait_s`` (this join's wait) added, or
+        None with ``failed`` True when the prefetch raised or never started (logged).  For other rows or
+        another estimator: ``(None, None, False)``.
         """
         t0 = time.perf_counter()
         if self._thread.ident is not None:

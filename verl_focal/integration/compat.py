@@ -24,6 +24,7 @@ back.  No verl import at module level.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -167,9 +168,7 @@ def _resolve(name: str) -> bool:
 def _holds_literal(name: str, key: str) -> bool:
     module, _, path = name.partition(":")
     try:
-        obj = importlib.import_module(module)
-        for part in path.split("."):
-            obj = getattr(obj, part)
+        obj = functools.reduce(getattr, path.split("."), importlib.import_module(module))
         source = inspect.getsource(inspect.unwrap(obj))  # verl's function, not our wrapper of it
     except Exception:  # noqa: BLE001 - no source: the key cannot be found
         return False
