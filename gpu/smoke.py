@@ -115,8 +115,8 @@ def _sync(device: str) -> None:
 
 def part1(device: str, small: bool) -> None:
     import torch
-
     import verl  # noqa: F401  (the plugin wraps compute_advantage on import)
+
     from verl_focal.estimators import all_specs
     from verl_focal.integration.dataproto_hook import install_legacy_hook
 

@@ -101,7 +101,8 @@ CASES = [
     # ... an env var for the job's Ray processes that is not a string: Ray's TypeError inside ray.init otherwise
     (["check", "--skip-probe", *OK, "trainer.logger=[console]",
       "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=2"],
-     ["ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=2 is not a string (int), and Ray takes strings only",
+     ["ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=2 is not a string (int)",
+      "Ray takes strings only",
       "'+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=\"2\"'"]),
     # ... that verl itself would meet only after start-up (integration/late_checks.py)
     (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "actor_rollout_ref.rollout.n=1"],

@@ -81,7 +81,7 @@ def test_no_tensor_is_made_off_the_inputs_device(spec, rewards_dtype, mask_dtype
     assert step.needs - {"acc", "responses", "problems", "old_log_probs", "cue_sig"} == set()
     probe = NoDeviceFactory()
     with probe:
-        adv, ret = step.run(ctx, lambda: spec.fn(rewards, mask, algo, index))
+        adv, ret = step.run(ctx, lambda: spec.fn(rewards, mask, algo, index, ctx=ctx))
     assert probe.sites == set()
     # as verl's grpo: the rewards' dtype, promoted with a floating mask's (bf16 rewards x fp32 mask -> fp32)
     assert adv.device == rewards.device and adv.shape == rewards.shape

@@ -60,7 +60,7 @@ def needs(config: tuple[str, list[str]]) -> set[str]:
 
     trainer, overrides = config
     if trainer == "demo":
-        return {"demo", "estimators"}
+        return {"demo", "estimators", "advantage"}
     return set(features_for(trainer, "trainer.use_v1=false" not in overrides, F_GRPO in overrides))
 
 
@@ -142,13 +142,14 @@ def _grpo_works() -> str | None:
     from verl.trainer.ppo import ray_trainer
 
     proto = getattr(protocol, "DataProto", None) or getattr(protocol, "DataProto" + SUFFIX)
+    from_dict = getattr(proto, "from_dict", None) or getattr(proto, "from_dict" + SUFFIX)
     compute = getattr(ray_trainer, "compute_advantage", None) or getattr(ray_trainer, "compute_advantage" + SUFFIX)
     scores = torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 0.0])
     uid = np.array(["a", "a", "a", "b", "b", "b"], dtype=object)
     rewards = torch.zeros(6, 3)
     rewards[:, -1] = scores
-    data = proto.from_dict(tensors={"token_level_rewards": rewards, "response_mask": torch.ones(6, 3)},
-                           non_tensors={"uid": uid})
+    data = from_dict(tensors={"token_level_rewards": rewards, "response_mask": torch.ones(6, 3)},
+                     non_tensors={"uid": uid})
     out = compute(data, adv_estimator="grpo", config=OmegaConf.create({"norm_adv_by_std_in_grpo": True}))
     want = [(s - scores[torch.as_tensor(uid == u)].mean()) / (scores[torch.as_tensor(uid == u)].std() + 1e-6)
             for s, u in zip(scores, uid)]

@@ -40,24 +40,42 @@ def test_every_separated_trainer_method_the_hook_wraps_is_in_the_contract():
         "separated", "wrap")
 
 
-def _verl_imports(path: pathlib.Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+def _verl_uses(path: pathlib.Path, modules: set[str]) -> tuple[set[str], set[str]]:
+    """The verl names a file uses -- each ``from X import Y`` and each attribute read off one (``DataProto.from_dict``;
+    off a module import, ``module:attr``) -- and the ones its classes subclass."""
+    tree = ast.parse(path.read_text())
+    bound = {}
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("verl", "transfer_queue"):
-            found |= {f"{node.module}:{a.name}" for a in node.names}
-    return found
+            for a in node.names:
+                module = f"{node.module}.{a.name}" in modules
+                bound[a.asname or a.name] = f"{node.module}.{a.name}:" if module else f"{node.module}:{a.name}"
+    used = {n for n in bound.values() if not n.endswith(":")}
+    subclassed = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+            b = bound[node.value.id]
+            used.add(b + node.attr if b.endswith(":") else f"{b}.{node.attr}")
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                name = base.value if isinstance(base, ast.Attribute) else base
+                if isinstance(name, ast.Name) and name.id in bound:
+                    subclassed.add(bound[name.id])
+    return used, subclassed
 
 
-def test_every_verl_name_the_glue_imports_is_in_the_contract():
+def test_every_verl_name_the_glue_uses_is_in_the_contract_and_a_subclassed_one_says_so():
     files = [*sorted((PKG / "integration").glob("*.py")), *sorted((PKG / "lab" / "demo").glob("*.py")),
              PKG / "main_ppo.py", PKG / "plugin.py"]
-    used = set().union(*(_verl_imports(f) for f in files))
-    assert len(used) > 10, "the scan found almost no verl import"
     listed = {t.name for t in compat.CONTRACT}
     # `from verl.trainer.ppo import core_algos` imports a module: its names are listed one by one
     modules = {n.partition(":")[0] for n in listed}
-    missing = {u for u in used - listed if u.replace(":", ".") not in modules}
-    assert not missing, f"verl names imported but not in compat.CONTRACT: {sorted(missing)}"
+    scans = [_verl_uses(f, modules) for f in files]
+    used, subclassed = set().union(*(u for u, _ in scans)), set().union(*(c for _, c in scans))
+    assert len(used) > 10 and subclassed, "the scan found almost no verl name"
+    assert not used - listed, f"verl names used but not in compat.CONTRACT: {sorted(used - listed)}"
+    listed_as_subclass = {t.name for t in compat.CONTRACT if t.how == "subclass"}
+    assert subclassed <= listed_as_subclass, f"subclassed but not listed so: {sorted(subclassed - listed_as_subclass)}"
 
 
 def test_a_name_is_found_as_an_attribute_a_dataclass_field_or_an_attribute_set_on_self():
@@ -65,6 +83,8 @@ def test_a_name_is_found_as_an_attribute_a_dataclass_field_or_an_attribute_set_o
     assert compat._resolve("verl.experimental.separation.ray_trainer:SeparateRayPPOTrainer.reward_extra_infos_dict")
     assert compat._resolve("verl.trainer.ppo.v1.trainer_base:PPOTrainer.tokenizer")  # set in RayPPOTrainer-like init
     assert not compat._resolve("verl.trainer.ppo.v1.trainer_base:PPOTrainer.no_such_attribute")
+    assert compat._resolve('verl.trainer.ppo.ray_trainer:compute_advantage["uid"]')  # a key in verl's source
+    assert not compat._resolve('verl.trainer.ppo.ray_trainer:compute_advantage["no_such_key"]')
     assert not compat._resolve("verl.trainer.ppo.no_such_module:anything")
     with pytest.raises(ValueError, match="no feature 'nope'"):
         compat.missing("nope")

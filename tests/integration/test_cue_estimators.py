@@ -296,8 +296,7 @@ def test_f_cue_grpo_logs_the_focal_diagnostics_too():
     rewards[:, -1] = torch.as_tensor(acc, dtype=torch.float32)
     ctx = AdvantageContext(uids=index, acc=acc)
     algo = OmegaConf.create({"focal": {"gamma": 1.0}, "cue": {"partitioner": "single"}})
-    with use_context(ctx):
-        core_algos.get_adv_estimator_fn("f_cue_grpo")(rewards, torch.ones(8, 2), config=algo, index=index)
+    core_algos.get_adv_estimator_fn("f_cue_grpo")(rewards, torch.ones(8, 2), config=algo, index=index, ctx=ctx)
     # a: p̂ = 1/2 -> 0.5 ; b: p̂ = 1/4 -> 0.75
     assert ctx.metrics["focal/weight_mean_active"] == pytest.approx((0.5 + 0.75) / 2)
     assert ctx.metrics["focal/frac_active"] == 1.0
@@ -312,8 +311,7 @@ def test_a_step_with_nothing_to_partition_logs_the_same_metric_keys():
     ctx = AdvantageContext(uids=index, acc=acc, responses=["x"] * 8)
     algo = OmegaConf.create({"adv_estimator": "cue_grpo", "cue": {"source": "text"}})
     get_spec("cue_grpo").prepare(ctx, parse_settings(algo))
-    with use_context(ctx):
-        core_algos.get_adv_estimator_fn("cue_grpo")(rewards, torch.ones(8, 2), config=algo, index=index)
+    core_algos.get_adv_estimator_fn("cue_grpo")(rewards, torch.ones(8, 2), config=algo, index=index, ctx=ctx)
     keys = ("cue/groups_partitioned", "cue/groups_from_signatures", "cue/groups_from_text", "cue/groups_repartitioned")
     for key in keys:
         assert ctx.metrics[key] == 0.0, key

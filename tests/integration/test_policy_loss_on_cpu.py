@@ -12,7 +12,7 @@ from omegaconf import OmegaConf, open_dict
 from verl.trainer.ppo.core_algos import agg_loss, get_adv_estimator_fn, get_policy_loss_fn
 from verl.utils.config import omega_conf_to_dataclass
 
-from verl_focal.estimators.context import AdvantageContext, use_context
+from verl_focal.estimators.context import AdvantageContext
 
 V = 11
 
@@ -47,8 +47,8 @@ def _batch():
 
 def _advantages(gamma, index, acc, mask, rewards):
     algo = OmegaConf.create({"focal": {"gamma": gamma}})
-    with use_context(AdvantageContext(uids=index, acc=acc)):
-        adv, _ = get_adv_estimator_fn("f_grpo")(rewards, mask, config=algo, index=index)
+    adv, _ = get_adv_estimator_fn("f_grpo")(rewards, mask, config=algo, index=index,
+                                            ctx=AdvantageContext(uids=index, acc=acc))
     return adv
 
 

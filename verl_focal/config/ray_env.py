@@ -29,6 +29,6 @@ def check_env_vars(config: Any) -> None:
         if not isinstance(value, str):
             text = str(value).lower() if isinstance(value, bool) else str(value)
             raise ConfigError(
-                f"{ENV_VARS_KEY}.{name}={value!r} is not a string ({type(value).__name__}), and Ray takes strings only: "
-                f"quote it for Hydra, e.g. in a shell '+{ENV_VARS_KEY}.{name}=\"{text}\"'"
+                f"{ENV_VARS_KEY}.{name}={value!r} is not a string ({type(value).__name__}), and Ray takes strings "
+                f"only: quote it for Hydra, e.g. in a shell '+{ENV_VARS_KEY}.{name}=\"{text}\"'"
             )

@@ -1,14 +1,15 @@
-"""The one explicit channel from the trainer hook to our estimators.
+"""The per-row data of one advantage step, and the one channel from the trainer hook to verl's dispatch.
 
 verl calls a registered estimator with only ``token_level_rewards``,
 ``response_mask``, ``config`` and ``index`` (``compute_advantage`` in
 verl/trainer/ppo/ray_trainer.py, which every verl trainer calls).  Everything else an
 estimator needs per row -- correctness ``acc`` from the reward extras, the
 decoded response text, the problem, precomputed cluster labels -- travels in an
-:class:`AdvantageContext` that the hook installs with :func:`use_context`
-around verl's own advantage computation.  The estimator reads it with
-:func:`current_context` and checks, row by row, that it describes the batch it
-was given (:meth:`AdvantageContext.check_alignment`).
+:class:`AdvantageContext`, an argument of our estimators (``ctx=``).  The step seam
+(:func:`~verl_focal.estimators.step.finish`) installs it with :func:`use_context` around
+verl's own advantage computation; the hook around verl's ``compute_advantage`` reads it once
+with :func:`current_context` and hands it to the estimator, which checks, row by row, that it
+describes the batch it was given (:meth:`AdvantageContext.check_alignment`).
 
 No verl import here.
 """
@@ -52,6 +53,9 @@ class AdvantageContext:
     sessions:        ``(final_rows, owner)`` when the context holds only each agent session's final output
                      (v1 multi-output sessions, :func:`~verl_focal.estimators.sessions.session_finals`): the
                      rows of verl's batch it describes, and each batch row's position among them.
+    prefetched:      group-level results an estimator's ``prefetch`` computed for exactly these rows, by name
+                     (the cue partition's labels and metrics); :meth:`select` leaves them behind, so a
+                     narrowed context has none and ``prepare`` does the work for its rows.
     settings:        the step's ``algorithm`` config, parsed once (:func:`~verl_focal.config.schema.parse_settings`)
                      by :class:`~verl_focal.estimators.step.AdvantageStep`; the estimator reads it instead of
                      parsing verl's ``config`` again.  None: the estimator parses ``config`` itself.
@@ -66,6 +70,7 @@ class AdvantageContext:
     metrics: dict[str, float] = field(default_factory=dict)
     source: str = "manual"
     settings: AlgorithmSettings | None = None
+    prefetched: dict[str, Any] = field(default_factory=dict)
     sessions: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
@@ -87,7 +92,7 @@ class AdvantageContext:
     def select(self, rows: np.ndarray) -> AdvantageContext:
         """The context of ``rows`` only (an int array, in that order), e.g. the final output of each
         agent session.  Texts stay lazy; ``metrics`` is the same dict, so what the sub-context's
-        steps record reaches the hook."""
+        steps record reaches the hook; ``prefetched`` (computed for other rows) is left behind."""
         rows = np.asarray(rows, dtype=np.int64)
         texts = self.responses
         if isinstance(texts, LazyTexts):

@@ -27,6 +27,7 @@ import torch
 
 from verl_focal.config.schema import CueConfig
 from verl_focal.core.credit import credit_multipliers_batch
+from verl_focal.estimators.context import AdvantageContext
 from verl_focal.estimators.cue_step import cue_needs, prefetch_cue, prepare_cue
 from verl_focal.estimators.focal import base_advantage, broadcast, focal_row_weights
 from verl_focal.estimators.inputs import EstimatorInputs, gather_inputs
@@ -90,9 +91,9 @@ def credit_weights(inp: EstimatorInputs, cue: CueConfig) -> tuple[np.ndarray, di
     return w, metrics
 
 
-def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, name, focal: bool):
+def _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, name, focal: bool, ctx):
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, name)
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, name, ctx)
         cue = inp.settings.cue
         adv = base_advantage(inp, epsilon)
         w, metrics = credit_weights(inp, cue)
@@ -110,6 +111,7 @@ def compute_cue_grpo_advantage(
     config: Any = None,
     index: Any = None,
     epsilon: float = 1e-6,
+    ctx: AdvantageContext | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Cue-GRPO advantage: rarity-aware credit redistribution over strategy clusters.
@@ -131,13 +133,14 @@ def compute_cue_grpo_advantage(
             and ``algorithm.cue``.
         index: (bs,) group uid of every row (``uid`` of the batch).
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
+        ctx: the step's context, which the hook passes (None: called without it, no extras).
         **kwargs: other arguments verl passes (ignored).
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal, Â_i broadcast over the
         row's response tokens and masked.
     """
-    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", focal=False)
+    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "cue_grpo", False, ctx)
 
 
 def compute_f_cue_grpo_advantage(
@@ -146,6 +149,7 @@ def compute_f_cue_grpo_advantage(
     config: Any = None,
     index: Any = None,
     epsilon: float = 1e-6,
+    ctx: AdvantageContext | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Focal × Cue advantage: the focal weight on top of Cue-GRPO's credit redistribution.
@@ -164,13 +168,14 @@ def compute_f_cue_grpo_advantage(
         config: verl's ``algorithm`` config; reads ``algorithm.focal`` and ``algorithm.cue``.
         index: (bs,) group uid of every row.
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
+        ctx: the step's context, which the hook passes (None: called without it, no extras).
         **kwargs: other arguments verl passes (ignored).
 
     Returns:
         ``(advantages, returns)``: both (bs, response_length), equal, Â_i broadcast over the
         row's response tokens and masked.
     """
-    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "f_cue_grpo", focal=True)
+    return _cue_advantage(token_level_rewards, response_mask, config, index, epsilon, "f_cue_grpo", True, ctx)
 
 
 SPECS = [

@@ -32,9 +32,9 @@ from verl_focal.partition.signatures import SIG_KEY
 
 __all__ = ["CUE_NEEDS", "PREFETCHED_LABELS", "PREFETCHED_SIG", "cue_needs", "prefetch_cue", "prepare_cue"]
 
-#: ``AdvantageContext.extras`` key: the cluster labels :func:`prefetch_cue` computed in the background (−1: not
-#: partitioned); :func:`prepare_cue` hands them over.  Valid for exactly the context's rows: a hook that selects
-#: a subset of the rows (multi-output agent sessions) drops them first
+#: ``AdvantageContext.prefetched`` key: ``(labels, metrics)`` of the partition :func:`prefetch_cue` ran in the
+#: background (labels −1: not partitioned); :func:`prepare_cue` hands them over.  Valid for exactly the context's
+#: rows, as everything in ``prefetched``: a narrowed context (``select``) has none
 PREFETCHED_LABELS = "cue:prefetched_labels"
 
 #: ``AdvantageContext.extras`` key: cue signatures that :func:`prefetch_cue` extracted from the text
@@ -77,8 +77,8 @@ def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
       cue signatures of the rows to partition now (:data:`PREFETCHED_SIG`; rows whose reward-side
       ``cue_sig`` will be used are not read), then partition every group, as :func:`prepare_cue`
       would, into :data:`PREFETCHED_LABELS` (metric ``cue/partitioned_in_prefetch``): the advantage
-      step only hands the labels over.  If that partition fails, :func:`prepare_cue` partitions
-      again (and reports the failure there).
+      step only hands the labels and the partition's metrics over.  If that partition fails,
+      :func:`prepare_cue` partitions again (and reports the failure there).
     """
     cue = settings.cue
     if cue.uniform_boost != 1.0 or ctx.acc is None:
@@ -113,9 +113,7 @@ def prefetch_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
                                          prefetched=out)
     except Exception:  # noqa: BLE001 - prepare_cue partitions again and raises in the step
         return
-    ctx.extras[PREFETCHED_LABELS] = labels
-    ctx.metrics.update(metrics)
-    ctx.metrics["cue/partitioned_in_prefetch"] = 1.0
+    ctx.prefetched[PREFETCHED_LABELS] = (labels, {**metrics, "cue/partitioned_in_prefetch": 1.0})
 
 
 def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
@@ -126,9 +124,10 @@ def prepare_cue(ctx: AdvantageContext, settings: AlgorithmSettings) -> None:
     cue = settings.cue
     if cue.uniform_boost != 1.0 or ctx.acc is None:
         return
-    done = ctx.extras.get(PREFETCHED_LABELS)
+    done = ctx.prefetched.get(PREFETCHED_LABELS)
     if done is not None:  # partitioned in the background by prefetch_cue, on these very rows
-        ctx.cluster_labels = np.asarray(done, dtype=np.int64)
+        ctx.cluster_labels = np.asarray(done[0], dtype=np.int64)
+        ctx.metrics.update(done[1])
         return
     gid, rows = _rows_by_acc(ctx)
     labels, metrics = partition_rows(

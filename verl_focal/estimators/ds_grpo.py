@@ -22,6 +22,7 @@ import torch
 
 from verl_focal.core.groups import group_advantage, group_counts
 from verl_focal.core.smoothing import mean_log_prob, smoothing_term
+from verl_focal.estimators.context import AdvantageContext
 from verl_focal.estimators.focal import broadcast
 from verl_focal.estimators.inputs import gather_inputs, resolve_base
 from verl_focal.estimators.old_log_probs import check_old_log_probs_startup, read_old_log_probs
@@ -37,6 +38,7 @@ def compute_ds_grpo_advantage(
     config: Any = None,
     index: Any = None,
     epsilon: float = 1e-6,
+    ctx: AdvantageContext | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """DS-GRPO advantage (arXiv 2511.19942; docs/methods.md §12), broadcast over response tokens and masked.
@@ -47,6 +49,7 @@ def compute_ds_grpo_advantage(
         config: verl's ``algorithm`` config; reads ``algorithm.ds_grpo`` and the correctness keys.
         index: (bs,) group uid of every row.
         epsilon: added to the group std, as in verl's GRPO.
+        ctx: the step's context, which the hook passes (None: called without it, no extras).
 
     Returns:
         ``(advantages, returns)``, both (bs, L), equal.
@@ -55,7 +58,7 @@ def compute_ds_grpo_advantage(
         MissingLogProbsError: no hook context with the old log-probs.
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "ds_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "ds_grpo", ctx)
         section = inp.settings.ds_grpo
         lp_sum, lp_tokens = read_old_log_probs(inp, "ds_grpo smooths each rollout's advantage by its old log-probs")
         base = resolve_base("grpo", inp.settings)

@@ -15,6 +15,7 @@ import torch
 
 from verl_focal.core.focal import focal_weight
 from verl_focal.core.groups import group_advantage, group_success_rate
+from verl_focal.estimators.context import AdvantageContext
 from verl_focal.estimators.inputs import EstimatorInputs, gather_inputs, resolve_base
 from verl_focal.estimators.spec import EstimatorSpec
 
@@ -75,6 +76,7 @@ def compute_f_grpo_advantage(
     config: Any = None,
     index: Any = None,
     epsilon: float = 1e-6,
+    ctx: AdvantageContext | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """F-GRPO advantage: the group advantage down-weighted on groups the policy already solves.
@@ -93,6 +95,7 @@ def compute_f_grpo_advantage(
         config: verl's ``algorithm`` config; reads ``algorithm.focal``.
         index: (bs,) group uid of every row.
         epsilon: added to the group std in the base advantage, as in verl's GRPO.
+        ctx: the step's context, which the hook passes (None: called without it, no extras).
         **kwargs: other arguments verl passes (ignored).
 
     Returns:
@@ -100,7 +103,7 @@ def compute_f_grpo_advantage(
         estimators return them), Â_i broadcast over the row's response tokens and masked.
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "f_grpo", ctx)
         g = focal_row_weights(inp)
         return broadcast(base_advantage(inp, epsilon) * g, token_level_rewards, response_mask)
 

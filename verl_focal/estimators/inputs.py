@@ -1,7 +1,7 @@
 """What every group-relative estimator of ours does first with verl's arguments.
 
 :func:`gather_inputs` turns ``(token_level_rewards, response_mask, config,
-index)`` plus the hook's :class:`AdvantageContext` into validated, row-aligned
+index)`` plus the step's :class:`AdvantageContext` (an argument, passed by the hook) into validated, row-aligned
 tensors: scalar scores, the valid-row mask, contiguous group ids, correctness
 and the parsed config sections.  Kept separate so ``f_grpo`` and the Cue-GRPO
 estimators share one data path.
@@ -18,7 +18,7 @@ import torch
 
 from verl_focal.config.schema import AlgorithmSettings, ConfigError, parse_settings
 from verl_focal.core.groups import group_ids
-from verl_focal.estimators.context import AdvantageContext, current_context
+from verl_focal.estimators.context import AdvantageContext
 
 __all__ = ["CORRECTNESS_KEYS", "EstimatorInputs", "gather_inputs", "resolve_base", "settings_for"]
 
@@ -61,16 +61,17 @@ def gather_inputs(
     config: Any,
     index: Any,
     estimator: str,
+    ctx: AdvantageContext | None,
 ) -> EstimatorInputs:
-    """Validate verl's arguments and the hook's context; compute per-row inputs.
+    """Validate verl's arguments and the step's context ``ctx`` (None: called without the hook); compute
+    per-row inputs.
 
     Correctness (docs/methods.md §1): the ``acc`` reward extra when the hook
     supplies it (``algorithm.focal.correctness`` auto/acc), else
     ``reward > algorithm.focal.correct_threshold``.
 
-    Shapes: ``token_level_rewards`` and ``response_mask`` (bs, L); ``index`` (bs,).
+    Shapes: ``token_level_rewards`` and ``response_mask`` (bs, L); ``index`` (bs,); ``ctx`` of bs rows.
     """
-    ctx = current_context()
     settings = settings_for(config, ctx)
     focal = settings.focal
     if index is None:

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from verl_focal.core.maxrl import maxrl_advantage
+from verl_focal.estimators.context import AdvantageContext
 from verl_focal.estimators.focal import broadcast
 from verl_focal.estimators.inputs import gather_inputs
 from verl_focal.estimators.spec import EstimatorSpec
@@ -41,6 +42,7 @@ def compute_maxrl_advantage(
     response_mask: torch.Tensor,
     config: Any = None,
     index: Any = None,
+    ctx: AdvantageContext | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """MaxRL advantage (arXiv 2602.02710; docs/methods.md §11), broadcast over response tokens and masked.
@@ -50,13 +52,14 @@ def compute_maxrl_advantage(
         response_mask: (bs, L); an all-zero row is padding (advantage 0, in no group).
         config: verl's ``algorithm`` config; reads ``algorithm.maxrl`` and the correctness keys.
         index: (bs,) group uid of every row.
+        ctx: the step's context, which the hook passes (None: called without it, no extras).
         **kwargs: other arguments verl passes (``epsilon``, the GRPO std's, is not MaxRL's ε: ignored).
 
     Returns:
         ``(advantages, returns)``, both (bs, L), equal.
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "maxrl")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "maxrl", ctx)
         eps = inp.settings.maxrl.epsilon
         adv, p_hat, n = maxrl_advantage(inp.correct, inp.gid, inp.n_groups, inp.valid, eps)
         if inp.ctx is not None:

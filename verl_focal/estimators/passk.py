@@ -21,6 +21,7 @@ import torch
 
 from verl_focal.config.schema import ConfigError, parse_settings
 from verl_focal.core.passk_advantage import passk_row_advantage
+from verl_focal.estimators.context import AdvantageContext
 from verl_focal.estimators.focal import broadcast
 from verl_focal.estimators.inputs import gather_inputs
 from verl_focal.estimators.spec import EstimatorSpec
@@ -63,14 +64,15 @@ def compute_passk_grpo_advantage(
     config: Any = None,
     index: Any = None,
     epsilon: float = 1e-6,
+    ctx: AdvantageContext | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Pass@k Training's analytic advantage, broadcast over response tokens and masked.
 
     Returns ``(advantages, returns)``, both (bs, L), equal, as verl's outcome
-    estimators do.  Padding rows (``response_mask`` all zero) get 0 and are not
-    counted in n.  With ``algorithm.passk.k=1`` it equals GRPO with the
-    population std of the 0/1 correctness.
+    estimators do; ``ctx`` is the step's context, which the hook passes (None: no extras).
+    Padding rows (``response_mask`` all zero) get 0 and are not counted in n.  With
+    ``algorithm.passk.k=1`` it equals GRPO with the population std of the 0/1 correctness.
 
     A group with 0 < n < k valid rollouts (a dropped or failed session; k ≤ rollout.n is
     checked at start-up) cannot hold a k-subset: it falls back to k = 1 (GRPO with the
@@ -78,7 +80,7 @@ def compute_passk_grpo_advantage(
     (docs/methods.md §9).
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "passk_grpo", ctx)
         k = inp.settings.passk.k
         n = torch.zeros(inp.n_groups, dtype=torch.float64, device=inp.valid.device).index_add_(0, inp.gid, inp.valid)
         short = (n > 0) & (n < k)  # a dropped or failed rollout left fewer than k: such a group falls back to k = 1

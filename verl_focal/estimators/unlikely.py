@@ -28,6 +28,7 @@ import torch
 
 from verl_focal.core.groups import group_advantage
 from verl_focal.core.unlikeliness import sequence_log_likelihood, unlikeliness_factor
+from verl_focal.estimators.context import AdvantageContext
 from verl_focal.estimators.focal import broadcast
 from verl_focal.estimators.inputs import gather_inputs, resolve_base
 from verl_focal.estimators.old_log_probs import MissingLogProbsError, check_old_log_probs_startup, read_old_log_probs
@@ -56,19 +57,21 @@ def compute_unlikely_grpo_advantage(
     config: Any = None,
     index: Any = None,
     epsilon: float = 1e-6,
+    ctx: AdvantageContext | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """GRPO advantage of the unlikeliness-reweighted rewards, broadcast over tokens and masked.
 
     Returns ``(advantages, returns)``, both (bs, L), equal.  Padding rows get 0
     and are neither ranked nor counted in G.  With ``algorithm.unlikely.beta=0``
-    it equals verl's ``grpo`` (``norm_adv_by_std_in_grpo`` honoured).
+    it equals verl's ``grpo`` (``norm_adv_by_std_in_grpo`` honoured).  ``ctx`` is the step's context,
+    which the hook passes, with the old log-probs.
 
     Raises:
         MissingLogProbsError: no hook context with the old log-probs.
     """
     with torch.no_grad():
-        inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo")
+        inp = gather_inputs(token_level_rewards, response_mask, config, index, "unlikely_grpo", ctx)
         section = inp.settings.unlikely
         lp_sum, lp_tokens = read_old_log_probs(inp, "unlikely_grpo ranks rollouts by their old log-probs")
         score = sequence_log_likelihood(lp_sum, lp_tokens, section.likelihood)

@@ -13,8 +13,10 @@ verl-focal lives in verl's process (the ``verl.plugins`` entry point is imported
 
 ``tests/integration/test_host_safety.py`` renames each listed name in a copy of the installed verl (as
 an upstream refactor would) and checks the rule.  Fields (``field=True``: attributes of verl's data
-objects and trainers whose identifiers are generic words, e.g. ``DataProto.batch``) are checked the same
-way at install, but are not renamed there: verl could not rename them without renaming Python's own.
+objects and trainers whose identifiers are generic words, e.g. ``DataProto.batch``; Ray's
+``__ray_actor_class__``; the DataProto keys our dispatch shares with verl's, ``module:function["key"]``, found
+as a string literal in that function's source) are checked the same way at install, but are not renamed there:
+verl could not rename them without renaming Python's own, or Ray's, or they are not identifiers.
 
 The pin itself lives in ``pyproject.toml`` (``verl[verl-core]==X``); :func:`pinned_verl_spec` reads it
 back.  No verl import at module level.
@@ -22,6 +24,7 @@ back.  No verl import at module level.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -51,7 +54,8 @@ class Touch:
 #: feature -> what it gives (the warnings and refusals name it)
 FEATURES: dict[str, str] = {
     "estimators": "verl-focal's advantage estimators in verl's registry",
-    "advantage": "the hook around verl's compute_advantage (old log-probs, agent sessions, the legacy trainer)",
+    "advantage": "the hook around verl's compute_advantage (our estimators' dispatch with the step's context, old "
+                 "log-probs, agent sessions, the legacy trainer, the demo)",
     "v1": "the hooked v1 trainer modes focal_* (reward extras, texts, the prefetch, validation pass@k)",
     "legacy": "the legacy trainer (trainer.use_v1=false) through python -m verl_focal.main_ppo",
     "separated": "the hook of verl's one-step-off and fully-async trainers",
@@ -70,6 +74,11 @@ CONTRACT: tuple[Touch, ...] = (
     Touch(f"{_CA}:ADV_ESTIMATOR_REGISTRY", "registry write", "estimators", "our estimators are registered there"),
     Touch(f"{_CA}:AdvantageEstimator", "read", "estimators", "the pre-flight lists verl's estimator names"),
     Touch(f"{_RT}:compute_advantage", "wrap", "advantage", "every trainer reaches an estimator through it"),
+    Touch(f"{_CA}:get_adv_estimator_fn", "call", "advantage", "the wrapper dispatches ours as verl's generic branch"),
+    Touch(f"{_RT}:compute_response_mask", "call", "advantage", "a batch without one, as verl's compute_advantage"),
+    *(Touch(f'{_RT}:compute_advantage["{key}"]', how, "advantage", "the DataProto key of verl's dispatch", field=True)
+      for key, how in (("token_level_rewards", "read"), ("response_mask", "read"), ("uid", "read"),
+                       ("advantages", "write"), ("returns", "write"))),
     Touch("verl.protocol:DataProto.select_idxs", "call", "advantage", "the final-output rule of agent sessions"),
     Touch("verl.protocol:DataProto.batch", "read", "advantage", "old log-probs, response ids", field=True),
     Touch("verl.protocol:DataProto.non_tensor_batch", "read", "advantage", "uids, reward extras", field=True),
@@ -89,6 +98,8 @@ CONTRACT: tuple[Touch, ...] = (
     Touch("transfer_queue:KVBatchMeta.keys", "read", "v1", "the batch's rows", field=True),
     Touch("transfer_queue:KVBatchMeta.partition_id", "read", "v1", "the batch's partition", field=True),
     Touch("verl.trainer.main_ppo_v0:TaskRunner", "subclass", "legacy", "installs the legacy hook in its actor"),
+    Touch("verl.trainer.main_ppo_v0:TaskRunner.__ray_actor_class__", "subclass", "legacy",
+          "the class under Ray's actor", field=True),
     Touch(f"{_RT}:compute_data_metrics", "wrap", "legacy", "a legacy step's metrics reach verl's log"),
     Touch("verl.utils.config:omega_conf_to_dataclass", "call", "legacy", "builds the tokenizer"),
     Touch(f"{_SEP}:SeparateRayPPOTrainer", "wrap methods", "separated", "one-step-off and fully-async"),
@@ -102,6 +113,8 @@ CONTRACT: tuple[Touch, ...] = (
     Touch(f"{_SEP}:compute_advantage", "read", "separated", "must be ray_trainer's (the wrapped) function"),
     Touch("verl.trainer.main_ppo:run_ppo", "call", "entry", "starts Ray and the TaskRunner"),
     Touch("verl.trainer.main_ppo:TaskRunnerV1", "subclass", "entry", "our v1 TaskRunner"),
+    Touch("verl.trainer.main_ppo:TaskRunnerV1.__ray_actor_class__", "subclass", "entry", "the class under Ray's actor",
+          field=True),
     Touch("verl.utils.device:auto_set_device", "call", "entry", "as verl's main_ppo does"),
     Touch("verl.utils.config:validate_config", "call", "entry", "verl's own config checks at start-up"),
     Touch("verl.trainer.ppo.utils:need_critic", "call", "entry", "an argument of validate_config"),
@@ -118,7 +131,8 @@ CONTRACT: tuple[Touch, ...] = (
     Touch("verl.experimental.reward_loop:migrate_legacy_reward_impl", "call", "fully_async_entry",
           "fully-async's entry point does it"),
     Touch("verl:DataProto", "call", "demo", "the demo's batches"),
-    Touch("verl.workers.rollout.hf_rollout:HFRollout", "call", "demo", "the demo's rollout"),
+    Touch("verl:DataProto.from_dict", "call", "demo", "the demo's batches"),
+    Touch("verl.workers.rollout.hf_rollout:HFRollout", "subclass", "demo", "the demo's rollout"),
     Touch(f"{_CA}:get_policy_loss_fn", "call", "demo", "the demo's policy loss"),
     Touch(f"{_CA}:agg_loss", "call", "demo", "the demo's entropy metric"),
     Touch("verl.workers.utils.losses:ppo_loss", "call", "demo", "the control arms' actor loss"),
@@ -132,7 +146,11 @@ _DISABLED: dict[str, str] = {}  # feature -> why (this process)
 
 def _resolve(name: str) -> bool:
     """Whether ``module:attr.path`` exists: each attribute on its object, or, for the last one on a class,
-    a dataclass field or an attribute its methods (in the MRO) assign to ``self``."""
+    a dataclass field or an attribute its methods (in the MRO) assign to ``self``; ``module:function["key"]``:
+    the function exists and its source holds the string literal ``key``."""
+    if name.endswith('"]'):
+        name, _, key = name[:-2].partition('["')
+        return _resolve(name) and _holds_literal(name, key)
     module, _, path = name.partition(":")
     try:
         obj = importlib.import_module(module)
@@ -145,6 +163,16 @@ def _resolve(name: str) -> bool:
             continue
         return i == len(parts) - 1 and inspect.isclass(obj) and _instance_attribute(obj, part)
     return True
+
+
+def _holds_literal(name: str, key: str) -> bool:
+    module, _, path = name.partition(":")
+    try:
+        obj = functools.reduce(getattr, path.split("."), importlib.import_module(module))
+        source = inspect.getsource(inspect.unwrap(obj))  # verl's function, not our wrapper of it
+    except Exception:  # noqa: BLE001 - no source: the key cannot be found
+        return False
+    return f'"{key}"' in source or f"'{key}'" in source
 
 
 def _instance_attribute(cls: type, attr: str) -> bool:

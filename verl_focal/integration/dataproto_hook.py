@@ -5,22 +5,23 @@ Every verl trainer reaches a registered estimator through one function,
 ``DataProto``: the legacy ``RayPPOTrainer`` calls it, and the v1 trainer's ``utils`` and the separated
 trainers' module import it from there by name.  :func:`hook_compute_advantage` wraps it once, right
 after ``ray_trainer`` is imported, so the modules that import it afterwards bind the wrapper.  For verl's
-own estimators the wrapper calls verl's function unchanged.  For ours it runs the step around it:
+own estimators the wrapper calls verl's function unchanged.  For ours it dispatches the estimator itself, as
+verl's generic branch does (:func:`_dispatch`), with the step's context as an argument (``ctx=``):
 
-* a context installed by an outer hook (the v1 trainer's, the separated trainers') is completed from
-  the DataProto: the sequence log-probs from its ``old_log_probs`` (``unlikely_grpo``), and, for v1
-  agent sessions with several outputs, the final-output rule
-  (:func:`~verl_focal.estimators.sessions.spread_session_advantages`);
-* without one (the legacy trainer), the context is built from the DataProto itself
-  (:func:`~verl_focal.estimators.rows.dataproto_rows`: reward extras in ``non_tensor_batch``, texts
-  decoded with the tokenizer our legacy TaskRunner hands over) and the step's metrics are left in
-  ``meta_info[METRICS_KEY]`` for the legacy trainer's ``compute_data_metrics``
-  (:func:`install_legacy_hook`).
+* a context an outer hook's :func:`~verl_focal.estimators.step.finish` installed (the v1 trainer's, the
+  separated trainers', the demo's; read here, the contextvar's one reader) is completed from the DataProto:
+  the sequence log-probs from its ``old_log_probs`` (``unlikely_grpo``), and, for v1 agent sessions with
+  several outputs, the final-output rule (:func:`~verl_focal.estimators.sessions.spread_session_advantages`);
+* without one (the legacy trainer), the wrapper runs the step seam itself, with the context built from the
+  DataProto (:func:`~verl_focal.estimators.rows.dataproto_rows`: reward extras in ``non_tensor_batch``, texts
+  decoded with the tokenizer our legacy TaskRunner hands over), and leaves the step's metrics in
+  ``meta_info[METRICS_KEY]`` for the legacy trainer's ``compute_data_metrics`` (:func:`install_legacy_hook`).
 
 The separated trainers (one-step-off, fully-async: ``SeparateRayPPOTrainer``) are hooked on their two
 methods around the advantage (:func:`hook_separated_trainers`): ``_fit_compute_log_prob``, which runs
-right after the rewards, starts the estimator's prefetch; ``_fit_compute_advantage`` builds the step's
-context from the batch, the rewards' extras and the trainer's tokenizer, runs verl's method inside it and
+right after the rewards, starts the estimator's prefetch (:func:`~verl_focal.estimators.step.begin`);
+``_fit_compute_advantage`` finishes the step with verl's method (:func:`~verl_focal.estimators.step.finish`), its
+context read from the batch, the rewards' extras and the trainer's tokenizer (:func:`_separated_rows`), and
 adds the step's metrics to the trainer's.  Every install step is guarded (:mod:`.compat`).
 """
 
@@ -28,16 +29,15 @@ from __future__ import annotations
 
 import functools
 import importlib
-import logging
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from verl_focal.estimators.context import AdvantageContext, current_context, text_metrics
+from verl_focal.estimators.context import AdvantageContext, current_context
 from verl_focal.estimators.decode import BatchDecoder, decoder_for
-from verl_focal.estimators.prefetch import BackgroundPrefetch
 from verl_focal.estimators.rows import (
     OLD_LOG_PROBS,
     TEXT_NEEDS,
@@ -46,14 +46,12 @@ from verl_focal.estimators.rows import (
     dataproto_rows,
 )
 from verl_focal.estimators.sessions import spread_session_advantages
-from verl_focal.estimators.step import AdvantageStep
+from verl_focal.estimators.step import begin, finish
 from verl_focal.integration.post_import import is_hooked, mark_hooked
 from verl_focal.integration.registration import get_spec
 
 __all__ = ["METRICS_KEY", "DOWNSTREAM_BINDINGS", "hook_compute_advantage", "hook_separated_trainers",
            "install_legacy_hook", "wrap_compute_advantage"]
-
-logger = logging.getLogger(__name__)
 
 #: where the wrapper leaves a legacy step's metrics on the returned DataProto's ``meta_info``
 METRICS_KEY = "verl_focal_metrics"
@@ -75,39 +73,60 @@ def _legacy_decoder() -> BatchDecoder | None:
 
 def wrap_compute_advantage(orig: Callable) -> Callable:
     """``orig`` (verl's ``compute_advantage``) with the step around it for our estimators (module docstring)."""
+    signature = inspect.signature(orig)
 
     @functools.wraps(orig)
     def compute_advantage(data, adv_estimator, *args, **kwargs):
         spec = get_spec(adv_estimator)
         if spec is None:
             return orig(data, adv_estimator, *args, **kwargs)
+        config = signature.bind(data, adv_estimator, *args, **kwargs).arguments.get("config")
+        if "response_mask" not in data.batch.keys():  # as verl's: trainers that do not compute it in fit
+            from verl.trainer.ppo.ray_trainer import compute_response_mask
 
-        def call(d):
-            return orig(d, adv_estimator, *args, **kwargs)
-
+            data.batch["response_mask"] = compute_response_mask(data)
         ctx = current_context()
         if ctx is not None:  # an outer hook's step (v1, separated, the demo): complete it from the DataProto
-            return _complete(ctx, data, spec.needs_for(ctx.settings or kwargs.get("config") or {}), call)
-        algo = kwargs.get("config")
-        step = AdvantageStep(spec, algo if algo is not None else {})
-        decode = _legacy_decoder() if step.needs & TEXT_NEEDS else None
-        ctx = context_from_rows(dataproto_rows(data.batch, data.non_tensor_batch, decode), step.needs,
-                                step.settings.focal.acc_key)
-        out = step.run(ctx, lambda: _complete(ctx, data, step.needs, call))
+            return _complete(ctx, data, adv_estimator, config)
+
+        def build(step):  # the legacy trainer: the step's context from the DataProto itself
+            decode = _legacy_decoder() if step.needs & TEXT_NEEDS else None
+            return context_from_rows(dataproto_rows(data.batch, data.non_tensor_batch, decode), step.needs,
+                                     step.settings.focal.acc_key)
+
+        metrics: dict = {}
+        out = finish(spec, config if config is not None else {}, build,
+                     lambda c: _complete(c, data, adv_estimator, config), metrics)
         if "factory" in _LEGACY:  # our legacy TaskRunner: its compute_data_metrics hands them to verl's log
-            out.meta_info[METRICS_KEY] = {**ctx.metrics, **text_metrics(ctx)}
+            out.meta_info[METRICS_KEY] = metrics
         return out
 
     return mark_hooked(compute_advantage)
 
 
-def _complete(ctx: AdvantageContext, data, needs: frozenset[str], call: Callable[[Any], Any]):
-    """Run ``call`` (verl's function) on ``data`` for the installed ``ctx``: old log-probs from the DataProto
-    when the estimator ``needs`` them; the final-output rule when ``ctx`` holds agent sessions' final outputs."""
+def _dispatch(data, adv_estimator, config, ctx: AdvantageContext):
+    """verl's generic branch of ``compute_advantage`` (``ray_trainer.py``, verl 0.9.1) for our estimator, with
+    ``ctx`` as an argument: writes ``advantages`` and ``returns`` (bs, L) into ``data.batch``; returns ``data``.
+    The keys it reads and writes are in :data:`~verl_focal.integration.compat.CONTRACT`."""
+    from verl.trainer.ppo import core_algos
+
+    kwargs = {"token_level_rewards": data.batch["token_level_rewards"], "response_mask": data.batch["response_mask"],
+              "config": config}
+    if "uid" in data.non_tensor_batch:  # optional in verl: our estimators refuse a batch without it
+        kwargs["index"] = data.non_tensor_batch["uid"]
+    data.batch["advantages"], data.batch["returns"] = core_algos.get_adv_estimator_fn(adv_estimator)(**kwargs, ctx=ctx)
+    return data
+
+
+def _complete(ctx: AdvantageContext, data, adv_estimator, config):
+    """Our estimator on ``data`` for the step's ``ctx``: old log-probs from the DataProto when the estimator needs
+    them; the final-output rule when ``ctx`` holds agent sessions' final outputs."""
+    needs = get_spec(adv_estimator).needs_for(ctx.settings or config or {})
+
     def run(rows):  # the rows of ctx: all of data, or the sessions' final outputs
         if OLD_LOG_PROBS in needs:
             attach_old_log_probs(ctx, rows.batch)
-        return call(rows)
+        return _dispatch(rows, adv_estimator, config, ctx)
 
     if ctx.sessions is None:
         return run(data)
@@ -150,10 +169,6 @@ def install_legacy_hook(tokenizer_factory: Callable[[], Any]) -> None:
     ray_trainer.compute_data_metrics = mark_hooked(compute_data_metrics)
 
 
-#: the attribute of a separated trainer holding the prefetch started for its current batch
-_PENDING = "_verl_focal_prefetch"
-
-
 def _separated_rows(trainer, batch):
     """The rows of a separated trainer's batch with the reward extras its ``_fit_compute_advantage`` merges."""
     ntb = dict(batch.non_tensor_batch)
@@ -171,37 +186,24 @@ def hook_separated_trainers() -> None:
         return
     orig_log_prob, orig_adv = cls._fit_compute_log_prob, cls._fit_compute_advantage
 
+    def build(trainer, batch):
+        return lambda step: context_from_rows(_separated_rows(trainer, batch), step.needs, step.settings.focal.acc_key)
+
     @functools.wraps(orig_log_prob)
     def _fit_compute_log_prob(self, batch):
-        setattr(self, _PENDING, None)  # a batch that never reached the advantage step: its prefetch is dropped
         spec = get_spec(self.config.algorithm.adv_estimator)
-        if spec is not None and spec.prefetch is not None:
-            try:
-                step = AdvantageStep(spec, self.config.algorithm)
-                rows = _separated_rows(self, batch)
-                setattr(self, _PENDING, BackgroundPrefetch(
-                    step, tuple(rows.uids), lambda: context_from_rows(rows, step.needs, step.settings.focal.acc_key)))
-            except Exception as e:  # noqa: BLE001 - an optimisation: the advantage step does the work instead
-                logger.warning("verl-focal: could not start the prefetch: %s", e)
+        if spec is not None and spec.prefetch is None:  # the DataProto is cheap to read: nothing to start early
+            spec = None
+        begin(self, spec, self.config.algorithm, lambda: tuple(batch.non_tensor_batch["uid"]), build(self, batch))
         return orig_log_prob(self, batch)
 
     @functools.wraps(orig_adv)
     def _fit_compute_advantage(self, batch):
         spec = get_spec(self.config.algorithm.adv_estimator)
-        pending = getattr(self, _PENDING, None)
-        setattr(self, _PENDING, None)
         if spec is None:
             return orig_adv(self, batch)
-        rows = tuple(batch.non_tensor_batch["uid"])
-        step, ctx, failed = pending.join(rows, spec.name) if pending else (None, None, False)
-        step = step or AdvantageStep(spec, self.config.algorithm)
-        if ctx is None:
-            ctx = context_from_rows(_separated_rows(self, batch), step.needs, step.settings.focal.acc_key)
-        if failed:
-            ctx.metrics["verl_focal/prefetch_failed"] = 1.0
-        out = step.run(ctx, lambda: orig_adv(self, batch))
-        self.metrics.update({**ctx.metrics, **text_metrics(ctx)})
-        return out
+        return finish(spec, self.config.algorithm, build(self, batch), lambda ctx: orig_adv(self, batch),
+                      self.metrics, self, tuple(batch.non_tensor_batch["uid"]))
 
     cls._fit_compute_log_prob = mark_hooked(_fit_compute_log_prob)
     cls._fit_compute_advantage = mark_hooked(_fit_compute_advantage)

@@ -7,11 +7,12 @@
   run behaves exactly like ``sync``);
 * ``_compute_old_log_prob``: starts the step's TransferQueue read, and a cue estimator's ``prefetch`` (the
   judge's requests, the strategy-cue partition), in the background
-  (:class:`~verl_focal.estimators.prefetch.BackgroundPrefetch`) before verl's pass;
-* ``_compute_advantage``: the step's context -- the prefetched one, or read now: the reward extras
-  (``acc``, ``cue_sig``), the problems and, for the rows an estimator reads, the decoded responses,
-  in one TransferQueue read (:func:`tq_rows`; verl's DataProto at that point holds none of them) --
-  narrowed to each agent session's final output, then verl's own ``_compute_advantage`` inside it.
+  (:func:`~verl_focal.estimators.step.begin`) before verl's pass;
+* ``_compute_advantage``: the step's context (:func:`~verl_focal.estimators.step.finish`) -- the prefetched
+  one, or read now: the reward extras (``acc``, ``cue_sig``), the problems and, for the rows an estimator
+  reads, the decoded responses, in one TransferQueue read (:func:`tq_rows`; verl's DataProto at that point
+  holds none of them) narrowed to each agent session's final output (:meth:`FocalHookMixin._focal_context`,
+  the adapter) -- then verl's own ``_compute_advantage`` inside it.
   The hook around ``compute_advantage`` (:mod:`.dataproto_hook`) adds the old log-probs from the
   DataProto verl builds there.  The step's metrics go to verl's;
 * ``_val_metrics_update``: the unbiased pass@k next to verl's ``best@k``.
@@ -22,7 +23,6 @@ verl's own estimators pass straight through.  The classes are registered as ``fo
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from typing import Any
@@ -31,10 +31,7 @@ import transfer_queue as tq  # imports no verl: importing this module leaves ver
 from omegaconf import open_dict
 
 from verl_focal.config.schema import parse_settings
-from verl_focal.estimators.context import text_metrics
-from verl_focal.estimators.cue_step import PREFETCHED_LABELS
 from verl_focal.estimators.decode import decoder_for
-from verl_focal.estimators.prefetch import BackgroundPrefetch
 from verl_focal.estimators.rows import (
     RowSource,
     as_list,
@@ -44,7 +41,7 @@ from verl_focal.estimators.rows import (
     reward_extra_info_of,
 )
 from verl_focal.estimators.sessions import session_finals
-from verl_focal.estimators.step import AdvantageStep
+from verl_focal.estimators.step import AdvantageStep, begin, finish
 from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
 from verl_focal.integration.post_import import is_hooked
 from verl_focal.integration.registration import get_spec
@@ -93,41 +90,31 @@ class FocalHookMixin:
         super().__init__(config, *args, **kwargs)
 
     def _focal_context(self, batch, step: AdvantageStep):
+        """The row-reading adapter of the step seam: one TransferQueue read, narrowed to each agent session's
+        final output (verl's final-output rule, estimators/sessions.py) before any prefetch sees it."""
         t0 = time.perf_counter()
         rows = tq_rows(batch, step.needs, step.settings.focal.acc_key, self.tokenizer)
         fetch_s = time.perf_counter() - t0
         ctx = context_from_rows(rows, step.needs, step.settings.focal.acc_key)
         ctx.metrics["verl_focal/fetch_s"] = fetch_s  # the small columns; text_metrics adds the response ids'
+        finals = session_finals(batch.keys)
+        if finals is not None:  # multi-output agent sessions
+            ctx = ctx.select(finals[0])
+            ctx.sessions = finals
         return ctx
 
     def _compute_old_log_prob(self, batch, metrics: dict):
-        self._focal_prefetch = None  # a batch that never reached the advantage step: its prefetch is dropped
-        spec = get_spec(self.config.algorithm.adv_estimator)
-        if spec is not None:  # the TransferQueue read (and a cue estimator's partition) behind verl's passes
-            step = AdvantageStep(spec, self.config.algorithm)
-            self._focal_prefetch = BackgroundPrefetch(step, tuple(batch.keys), lambda: self._focal_context(batch, step))
+        # the TransferQueue read (and a cue estimator's partition) behind verl's passes
+        begin(self, get_spec(self.config.algorithm.adv_estimator), self.config.algorithm,
+              lambda: tuple(batch.keys), lambda step: self._focal_context(batch, step))
         return super()._compute_old_log_prob(batch, metrics)
 
     def _compute_advantage(self, batch, metrics: dict):
-        spec = get_spec(self.config.algorithm.adv_estimator)
-        pending, self._focal_prefetch = getattr(self, "_focal_prefetch", None), None
+        spec, verl_call = get_spec(self.config.algorithm.adv_estimator), super()._compute_advantage
         if spec is None:
-            return super()._compute_advantage(batch, metrics)
-        step, ctx, failed = pending.join(tuple(batch.keys), spec.name) if pending else (None, None, False)
-        step = step or AdvantageStep(spec, self.config.algorithm)
-        if ctx is None:
-            ctx = self._focal_context(batch, step)
-        if failed:
-            ctx.metrics["verl_focal/prefetch_failed"] = 1.0
-        finals = session_finals(batch.keys)
-        if finals is not None:  # multi-output agent sessions: verl's final-output rule (estimators/sessions.py)
-            if ctx.extras.pop(PREFETCHED_LABELS, None) is not None:  # partitioned over all outputs: again
-                ctx.metrics = {k: v for k, v in ctx.metrics.items() if not k.startswith("cue/")}
-            ctx = ctx.select(finals[0])
-            ctx.sessions = finals
-        out = step.run(ctx, functools.partial(super()._compute_advantage, batch, metrics))
-        metrics.update({**ctx.metrics, **text_metrics(ctx)})
-        return out
+            return verl_call(batch, metrics)
+        return finish(spec, self.config.algorithm, lambda step: self._focal_context(batch, step),
+                      lambda ctx: verl_call(batch, metrics), metrics, self, tuple(batch.keys))
 
     def _val_metrics_update(self, data_sources, sample_uids, reward_extra_infos_dict, sample_turns, *args, **kwargs):
         metric_dict = super()._val_metrics_update(

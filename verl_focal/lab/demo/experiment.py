@@ -271,7 +271,7 @@ def require_verl() -> None:
     one is a :class:`~verl_focal.config.errors.ConfigError` naming it."""
     from verl_focal.integration.compat import require
 
-    require(["demo", "estimators"], "verl-focal demo")
+    require(["demo", "estimators", "advantage"], "verl-focal demo")
 
 
 def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | None = None, log=print) -> dict[str, Any]:

@@ -25,6 +25,7 @@ One step, for a batch of B training prompts each repeated N times:
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from verl.trainer.ppo.ray_trainer import compute_advantage
 import verl_focal.lab.demo.partitioner  # noqa: F401  (registers the `demo_strategy` partitioner)
 from verl_focal.estimators.context import AdvantageContext
 from verl_focal.estimators.rows import OLD_LOG_PROBS, sequence_log_prob_columns
-from verl_focal.estimators.step import AdvantageStep
+from verl_focal.estimators.step import AdvantageStep, finish
 from verl_focal.integration.registration import get_spec, register_all
 from verl_focal.lab.demo.actor_loss import actor_config, actor_loss, token_entropy, uses_ppo_loss
 from verl_focal.lab.demo.arms import Arm
@@ -149,6 +150,17 @@ def estimator_available(name: str) -> bool:
     return name == "grpo" or name in core_algos.ADV_ESTIMATOR_REGISTRY
 
 
+def _context(step: AdvantageStep, uids, acc, texts, problems, log_prob, response_mask) -> AdvantageContext:
+    """The demo's adapter of the step seam: the context of its rows (``acc`` (bs,), texts and, when needed, the
+    sequence log-probs of ``log_prob`` (bs, L)), prefetched in place (the hooks prefetch in the background)."""
+    ctx = AdvantageContext(uids=np.array(uids, dtype=object), acc=acc, responses=texts, problems=problems,
+                           source="demo")
+    if OLD_LOG_PROBS in step.needs:
+        ctx.extras.update(sequence_log_prob_columns(log_prob, response_mask))
+    step.prefetch(ctx)
+    return ctx
+
+
 def train_rl(
     model, tokenizer, problems: Sequence[Problem], arm: Arm, cfg: RLConfig, seed: int, progress=None
 ) -> list[dict[str, float]]:
@@ -200,25 +212,17 @@ def train_rl(
         input_ids = out.batch["input_ids"]
         logits = model(input_ids=input_ids, attention_mask=out.batch["attention_mask"]).logits[:, PROMPT_LEN - 1 : -1]
         log_prob = torch.log_softmax(logits.float(), dim=-1).gather(-1, responses[..., None]).squeeze(-1)
-        ctx = AdvantageContext(
-            uids=np.array(uids, dtype=object), acc=acc, responses=texts, problems=[p.prompt for p in batch_probs],
-            source="demo",
-        )
+        step_metrics: dict[str, float] = {}
 
         def advantage(data=data):
             return compute_advantage(data, adv_estimator=arm.estimator, config=algo, norm_adv_by_std_in_grpo=True)
 
         # verl's GRPO advantages of the same rollouts, the yardstick of the estimator's effect (nothing random)
         reference = None if arm.estimator == "grpo" else grpo_reference(responses, response_mask, rewards, uids, algo)
-
-        if spec is not None:  # the hooks' sequence: parse once, fetch what is needed, prefetch, prepare, run
-            adv_step = AdvantageStep(spec, algo)
-            if OLD_LOG_PROBS in adv_step.needs:
-                ctx.extras.update(sequence_log_prob_columns(log_prob.detach(), response_mask))
-            adv_step.prefetch(ctx)
-            data = adv_step.run(ctx, advantage)
-        else:
-            data = advantage()
+        # our estimators through the hooks' seam: parse once, fetch what is needed, prefetch, prepare, run
+        build = functools.partial(_context, uids=uids, acc=acc, texts=texts, problems=[p.prompt for p in batch_probs],
+                                  log_prob=log_prob.detach(), response_mask=response_mask)
+        data = advantage() if spec is None else finish(spec, algo, build, lambda ctx: advantage(), step_metrics)
         adv = data.batch["advantages"]
         if arm.focal_weights:  # verl's GRPO advantages times the rearranged focal weights (demo/focal_controls.py)
             reference = adv  # the arm's estimator is grpo: its advantages are the yardstick themselves
@@ -268,7 +272,7 @@ def train_rl(
         m.update(effect)
         m.update(loss_terms)  # the control arms' entropy and KL terms, as verl's actor reports them
         # the step's timings (verl_focal/*_s) depend on the machine: kept out so that results are reproducible
-        m.update({k: float(v) for k, v in ctx.metrics.items()
+        m.update({k: float(v) for k, v in step_metrics.items()
                   if isinstance(v, (int, float)) and not (k.startswith("verl_focal/") and k.endswith("_s"))})
         if not all(math.isfinite(v) for v in (m["loss"], m["grad_norm"])):
             raise FloatingPointError(f"arm {arm.name}: non-finite loss/grad at step {step}: {m}")
