@@ -44,7 +44,7 @@ test-fast: $(STAMP)
 	$(VENV)/bin/python -m pytest -m "not e2e and not slow and not vllm" $(call XDIST,loadfile) $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check verl_focal tests bench conftest.py
+	$(VENV)/bin/ruff check verl_focal tests bench gpu conftest.py
 
 bench: $(STAMP)
 	$(VENV)/bin/python bench/focal_bench.py
