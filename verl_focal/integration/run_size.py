@@ -73,7 +73,10 @@ def _rows(config: Any, key: str) -> int | None:
         return None
     import pyarrow.parquet as pq
 
-    return sum(pq.ParquetFile(os.path.expanduser(str(f))).metadata.num_rows for f in files)
+    try:
+        return sum(pq.ParquetFile(os.path.expanduser(str(f))).metadata.num_rows for f in files)
+    except (OSError, ValueError):  # not a parquet file (pyarrow's ArrowInvalid is a ValueError): no estimate
+        return None
 
 
 def saves_and_peak(total_steps: int, save_freq: int, keep: int | None) -> tuple[int, int]:

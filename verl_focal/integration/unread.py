@@ -27,6 +27,7 @@ from verl_focal.config.key_names import free_keys as _free
 from verl_focal.config.key_names import get as _get
 from verl_focal.config.key_names import plain as _plain
 from verl_focal.config.key_names import suggest_key
+from verl_focal.config.liveness import dead_key_problems
 from verl_focal.integration.compose import legacy_blocks
 
 __all__ = ["check_unread", "unread_keys", "REFUSED_ZONES"]
@@ -111,6 +112,9 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
         else:
             warnings.append(f"+{key} is not a key of verl's config{hint}: only code that looks it up by name "
                             "reads it")
+    # keys that exist but that verl reads only under a condition this config does not meet (config/liveness.py)
+    problems += dead_key_problems(config, [(raw.lstrip("+~"), value) for raw, value in keys
+                                           if not raw.startswith("~") and value not in (None, "null")])
     if problems:
         raise ConfigError("; ".join(problems))
     return warnings + unread_keys(config, overrides)

@@ -1,0 +1,112 @@
+"""When verl 0.9.1 reads a key: the keys that exist in its config but are read only under a condition.
+
+A key the user sets that nothing reads under the run's configuration is refused at start-up, like a key that exists
+in no config (:mod:`verl_focal.integration.unread`): a "KL control" with ``kl_loss_coef`` but no
+``use_kl_loss=true`` is plain GRPO, and ``critic.*`` under a critic-free estimator changes nothing.  Each entry of
+:data:`LIVENESS` names the keys, the condition under which verl reads them, and where in verl that condition
+sits; ``tests/config/test_liveness_against_verl.py`` checks every entry against verl's own code.  No verl import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from verl_focal.config.key_names import config_get
+
+__all__ = ["LIVENESS", "Live", "is_live", "dead_key_problems", "uses_critic", "SAMPLING_ROLLOUTS"]
+
+#: the rollouts of verl 0.9.1 that read ``rollout.do_sample`` (the others, vLLM and SGLang behind the agent loop,
+#: sample at ``temperature`` always)
+SAMPLING_ROLLOUTS = ("hf", "naive")
+
+
+def _est(config: Any) -> str:
+    est = config_get(config, "algorithm.adv_estimator", "")
+    return str(getattr(est, "value", est))
+
+
+def uses_critic(config: Any) -> bool:
+    """verl's ``need_critic``: ``critic.enable`` when set, else whether the estimator is GAE."""
+    enable = config_get(config, "critic.enable", None)
+    return bool(enable) if enable is not None else _est(config) == "gae"
+
+
+def _kl_loss(config: Any) -> bool:
+    return bool(config_get(config, "actor_rollout_ref.actor.use_kl_loss", False))
+
+
+def _kl_in_reward(config: Any) -> bool:
+    return bool(config_get(config, "algorithm.use_kl_in_reward", False))
+
+
+def _reads_do_sample(config: Any) -> bool:
+    return str(config_get(config, "actor_rollout_ref.rollout.name", "")) in SAMPLING_ROLLOUTS
+
+
+@dataclass(frozen=True)
+class Live:
+    """Keys (``prefixes``: a key, or a section whose every key is meant) that verl reads only when ``reads(config)``.
+
+    ``when``: the condition in words; ``fix``: the way out, given the config (never a key this table calls dead
+    under the config it names); ``verl``: where verl 0.9.1 decides it (``module:function``), for the test.
+    """
+
+    prefixes: tuple[str, ...]
+    reads: Callable[[Any], bool]
+    when: str
+    fix: Callable[[Any], str]
+    verl: str
+
+    def covers(self, key: str) -> bool:
+        return any(key == p or key.startswith(p + ".") for p in self.prefixes)
+
+
+LIVENESS: tuple[Live, ...] = (
+    Live(("critic",), uses_critic,
+         "verl builds a critic only with critic.enable=true or algorithm.adv_estimator=gae",
+         lambda c: f"remove it: algorithm.adv_estimator={_est(c)} trains no critic (for the actor's learning rate, "
+                   "actor_rollout_ref.actor.optim.lr)",
+         "verl.trainer.ppo.utils:need_critic"),
+    Live(("actor_rollout_ref.actor.kl_loss_coef", "actor_rollout_ref.actor.kl_loss_type"), _kl_loss,
+         "verl adds the KL loss only with actor_rollout_ref.actor.use_kl_loss=true",
+         lambda c: "add actor_rollout_ref.actor.use_kl_loss=true (as recipes/deepscaler/grpo_kl.sh does), or remove it",
+         "verl.workers.utils.losses:ppo_loss"),
+    Live(("algorithm.kl_ctrl", "algorithm.kl_penalty"), _kl_in_reward,
+         "verl applies the KL penalty to the reward only with algorithm.use_kl_in_reward=true",
+         lambda c: "add algorithm.use_kl_in_reward=true, or remove it",
+         "verl.trainer.ppo.ray_trainer:RayPPOTrainer.fit"),
+    Live(("actor_rollout_ref.rollout.do_sample",), _reads_do_sample,
+         "no vLLM or SGLang rollout of verl 0.9.1 reads it: they always sample at rollout.temperature",
+         lambda c: "remove it (greedy training rollouts would make each group's responses identical, and every "
+                   "advantage 0)",
+         "verl.workers.rollout.hf_rollout:HFRollout.generate_sequences"),
+    Live(("actor_rollout_ref.rollout.val_kwargs.do_sample",), _reads_do_sample,
+         "no vLLM or SGLang rollout of verl 0.9.1 reads it: validation samples at val_kwargs.temperature",
+         lambda c: "for greedy validation write actor_rollout_ref.rollout.val_kwargs.temperature=0 instead",
+         "verl.trainer.ppo.ray_trainer:RayPPOTrainer._validate"),
+)
+
+
+def entry_for(key: str) -> Live | None:
+    """The :data:`LIVENESS` entry that covers ``key``, if any."""
+    return next((e for e in LIVENESS if e.covers(key)), None)
+
+
+def is_live(key: str, config: Any) -> bool:
+    """Whether verl reads ``key`` under ``config`` as far as :data:`LIVENESS` knows (a key it does not cover: yes)."""
+    e = entry_for(key)
+    return e is None or bool(e.reads(config))
+
+
+def dead_key_problems(config: Any, keys: Iterable[tuple[str, str | None]]) -> list[str]:
+    """One line for each ``(key, value)`` the user set that verl does not read under ``config``: the key, the
+    condition, the fix."""
+    out = []
+    for key, value in keys:
+        e = entry_for(key)
+        if e is not None and not e.reads(config):
+            out.append(f"{key}={value} is not read under this configuration ({e.when}): the run would go on as if it "
+                       f"were not set; {e.fix(config)}")
+    return out
