@@ -11,10 +11,10 @@ import itertools
 import pathlib
 
 import pytest
+import verl
 from omegaconf import OmegaConf
 
-import verl
-from verl_focal.config.liveness import LIVENESS, SAMPLING_ROLLOUTS, dead_key_problems, entry_for, is_live, uses_critic
+from verl_focal.config.liveness import LIVENESS, SAMPLING_ROLLOUTS, dead_key_problems, is_live, uses_critic
 
 VERL = pathlib.Path(verl.__file__).resolve().parent
 #: verl's config schema (dataclasses and YAML mirrors) declares every key; those are not reads
