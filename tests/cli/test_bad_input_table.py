@@ -104,6 +104,16 @@ CASES = [
      ["ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=2 is not a string (int)",
       "Ray takes strings only",
       "'+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=\"2\"'"]),
+    # ... keys verl has but does not read under this config (config/liveness.py), each with the fix
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.kl_loss_coef=0.001"],
+     ["actor_rollout_ref.actor.kl_loss_coef=0.001 is not read under this configuration",
+      "add actor_rollout_ref.actor.use_kl_loss=true"]),
+    (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "critic.optim.lr=3.4e-7"],
+     ["critic.optim.lr=3.4e-7 is not read under this configuration", "actor_rollout_ref.actor.optim.lr"]),
+    (["check", "--skip-probe", *OK, "actor_rollout_ref.rollout.do_sample=false"],
+     ["actor_rollout_ref.rollout.do_sample=false is not read under this configuration", "identical"]),
+    (["check", "--skip-probe", *OK, "actor_rollout_ref.rollout.val_kwargs.do_sample=false"],
+     ["no vLLM or SGLang rollout", "val_kwargs.temperature=0 instead"]),
     # ... that verl itself would meet only after start-up (integration/late_checks.py)
     (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "actor_rollout_ref.rollout.n=1"],
      ["actor_rollout_ref.rollout.n=1: f_grpo needs rollout.n >= 2", "nothing trains", "rollout.n=8"]),
@@ -152,7 +162,7 @@ CASES = [
      ["algorithm.cue.epsilon must be > 0", "set algorithm.cue.epsilon=0.5"]),
     (["check", "--skip-probe", *CUE, "algorithm.cue.floor=0"],
      ["algorithm.cue.floor must be > 0", "set algorithm.cue.floor=1.05"]),
-    (["check", "--skip-probe", *OK, "algorithm.cue.alpha=-2.0"],
+    (["check", "--skip-probe", *CUE, "algorithm.cue.alpha=-2.0"],
      ["algorithm.cue.alpha must be >= 0.0, got -2.0; set algorithm.cue.alpha=0.8 (default)"]),
     (["check", "--skip-probe", *OK, "algorithm.focal.gama=1"], ["algorithm.focal.gama", "did you mean 'gamma'"]),
     (["check", "--skip-probe", *OK, "+algorithm.focal.gama=1"], ["algorithm.focal.gama", "did you mean 'gamma'"]),
@@ -362,24 +372,42 @@ for _argv, _ in CASES:
     _COUNTS[_argv[0]] = _COUNTS.get(_argv[0], 0) + 1
 
 
-@pytest.mark.parametrize("argv,warning", [
+@pytest.mark.parametrize("argv,needle", [
     (["algorithm.adv_estimator=f_grpo", "algorithm.gamma=1.0"],
-     "algorithm.gamma is verl's GAE discount, which f_grpo does not read: did you mean algorithm.focal.gamma"),
+     "algorithm.gamma=1.0 is not read under this configuration (it is the discount of GAE and REINFORCE++"),
     (["algorithm.adv_estimator=grpo", "algorithm.focal.gamma=1.0"],
      "algorithm.focal.gamma is set, but algorithm.adv_estimator=grpo does not read it"),
     (["algorithm.adv_estimator=cue_grpo", "algorithm.focal.gamma=2"],
-     "algorithm.focal.gamma is set, but algorithm.adv_estimator=cue_grpo does not read it"),
+     "algorithm.focal.gamma is set, but algorithm.adv_estimator=cue_grpo does not read it, so it would have no "
+     "effect; remove it, or train an estimator that reads it (f_grpo, f_cue_grpo)"),
 ])
-def test_a_key_the_estimator_does_not_read_is_one_warning_line(argv, warning, capsys):
-    assert main(["check", "--skip-probe", *OK, *argv]) == 0
+def test_a_key_the_estimator_does_not_read_is_refused_in_one_line(argv, needle, capsys):
+    """Issue 45: a key the user sets is refused unless something reads it under this configuration."""
+    assert main(["check", "--skip-probe", *OK, *argv]) == 2
     err = capsys.readouterr().err
-    assert [ln for ln in err.splitlines() if warning in ln] == [f"[warning] {warning}" + err.split(warning, 1)[1]
-                                                                 .splitlines()[0]]
+    assert needle in err and "Traceback" not in err, err
     # what an estimator does read is never flagged: every estimator of ours reads the correctness keys
     assert main(["check", "--skip-probe", *OK, "algorithm.adv_estimator=passk_grpo",
-                 "algorithm.focal.correctness=acc", "algorithm.cue.alpha=1.0"]) == 0
+                 "algorithm.focal.correctness=acc", "algorithm.passk.k=2"]) == 0
+
+
+#: issue 45's held-out mistakes whose hint pointed to an unread key: each now names the key this run reads, and
+#: the key named passes the same check (the second argv)
+@pytest.mark.parametrize("bad,meant", [
+    ("lr=3.4e-7", "actor_rollout_ref.actor.optim.lr=3.4e-7"),
+    ("use_dynamic_bsz=true", "actor_rollout_ref.actor.use_dynamic_bsz=true"),
+    ("+algorithm.focal_gamma=1.0", "algorithm.focal.gamma=1.0"),
+    ("temperature=0.6", "actor_rollout_ref.rollout.temperature=0.6"),
+    ("n=16", "actor_rollout_ref.rollout.n=16"),
+])
+def test_a_hint_names_a_key_this_run_reads_and_the_key_passes(bad, meant, capsys):
+    assert main(["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", bad]) == 2
     err = capsys.readouterr().err
-    assert "algorithm.focal.correctness" not in err and "algorithm.cue.alpha is set, but" in err
+    assert f"write {meant}" in err, err
+    main(["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", meant])
+    err = capsys.readouterr().err
+    assert "is not read under this configuration" not in err and "does not read it" not in err, err
+    assert "unknown key" not in err and "nothing reads it" not in err, err
 
 
 def test_every_command_has_three_bad_inputs():

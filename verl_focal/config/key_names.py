@@ -77,6 +77,11 @@ def _estimator_alias(parts: list[str], estimators: Mapping[str, Iterable[str]]) 
     from verl_focal.config.schema import SECTIONS
 
     leaf = parts[-1]
+    for section in sorted(SECTIONS, key=lambda s: -len(s)):  # a section's name as a prefix: focal_gamma
+        fields = {f.name for f in dataclasses.fields(SECTIONS[section])}
+        rest = leaf[len(section) + 1:] if leaf.startswith(section + "_") else None
+        if rest in fields:
+            return f"algorithm.{section}.{rest}"
     for name in sorted(estimators, key=lambda s: -len(s)):
         for section in sorted(estimators[name]):
             fields = {f.name for f in dataclasses.fields(SECTIONS[section])}
@@ -102,13 +107,19 @@ def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...
     alias = _estimator_alias(parts, estimators or {})
     if alias is not None and get(tree, alias) is not MISSING:
         return alias
-    paths = {p: v for p, v in _walk(tree).items() if p != key and p.split(".")[0] not in exclude}
+    from verl_focal.config.liveness import is_live
+
+    # only keys this run reads: a hint the same check would then refuse is no hint (config/liveness.py)
+    paths = {p: v for p, v in _walk(tree).items()
+             if p != key and p.split(".")[0] not in exclude and is_live(p, tree)}
     best = None
     for n in range(len(parts), 0, -1):
         tail = parts[-n:]
         hits = [p for p in paths if p.split(".")[-n:] == tail]
-        if hits and (n > 1 or len(hits) <= 2):
-            hits.sort(key=lambda p: (p.split(".")[0] != parts[0], p.count("."), p))
+        hits.sort(key=lambda p: (p.split(".")[0] != parts[0], p.count("."), p))
+        # a leaf name in several sections: the shallowest, when no other is as shallow (rollout.temperature
+        # before rollout.val_kwargs.temperature and the judge's)
+        if hits and (n > 1 or len(hits) <= 2 or hits[0].count(".") < hits[1].count(".")):
             best = hits[0]
             break
     if best is None:

@@ -15,16 +15,34 @@ from typing import Any
 
 from verl_focal.config.key_names import config_get
 
-__all__ = ["LIVENESS", "Live", "is_live", "dead_key_problems", "uses_critic", "SAMPLING_ROLLOUTS"]
+__all__ = ["DECIDING_KEYS", "FOCAL_ESTIMATORS", "LIVENESS", "Live", "SAMPLING_ROLLOUTS", "dead_key_problems",
+           "entry_for", "is_live", "uses_critic"]
 
 #: the rollouts of verl 0.9.1 that read ``rollout.do_sample`` (the others, vLLM and SGLang behind the agent loop,
 #: sample at ``temperature`` always)
 SAMPLING_ROLLOUTS = ("hf", "naive")
 
 
+#: our estimators that read ``algorithm.focal.gamma`` (tests/config/test_liveness_against_verl.py checks it against
+#: the specs)
+FOCAL_ESTIMATORS = ("f_grpo", "f_cue_grpo")
+#: verl's estimators that read ``algorithm.gamma`` (GAE through ``compute_advantage``, REINFORCE++ through its
+#: ``config``) and ``algorithm.lam`` (GAE only)
+GAMMA_ESTIMATORS = ("gae", "reinforce_plus_plus")
+LAM_ESTIMATORS = ("gae",)
+#: the keys the conditions below read: a hint for a mistyped key is ranked under the user's values of these
+DECIDING_KEYS = ("algorithm.adv_estimator", "critic.enable", "actor_rollout_ref.actor.use_kl_loss",
+                 "algorithm.use_kl_in_reward", "actor_rollout_ref.rollout.name")
+
+
 def _est(config: Any) -> str:
     est = config_get(config, "algorithm.adv_estimator", "")
     return str(getattr(est, "value", est))
+
+
+def _gamma_fix(config: Any) -> str:
+    ours = _est(config).removeprefix("verl_focal.") in FOCAL_ESTIMATORS
+    return "for the focal exponent write algorithm.focal.gamma instead" if ours else "remove it"
 
 
 def uses_critic(config: Any) -> bool:
@@ -77,6 +95,12 @@ LIVENESS: tuple[Live, ...] = (
          "verl applies the KL penalty to the reward only with algorithm.use_kl_in_reward=true",
          lambda c: "add algorithm.use_kl_in_reward=true, or remove it",
          "verl.trainer.ppo.ray_trainer:RayPPOTrainer.fit"),
+    Live(("algorithm.gamma",), lambda c: _est(c) in GAMMA_ESTIMATORS,
+         "it is the discount of GAE and REINFORCE++, which only those estimators read", _gamma_fix,
+         "verl.trainer.ppo.ray_trainer:compute_advantage"),
+    Live(("algorithm.lam",), lambda c: _est(c) in LAM_ESTIMATORS,
+         "it is GAE's λ, which only algorithm.adv_estimator=gae reads", lambda c: "remove it",
+         "verl.trainer.ppo.ray_trainer:compute_advantage"),
     Live(("actor_rollout_ref.rollout.do_sample",), _reads_do_sample,
          "no vLLM or SGLang rollout of verl 0.9.1 reads it: they always sample at rollout.temperature",
          lambda c: "remove it (greedy training rollouts would make each group's responses identical, and every "

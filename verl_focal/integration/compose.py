@@ -110,7 +110,8 @@ def _schema_keys(parent: str) -> list[str] | None:
     return [f.name for f in dataclasses.fields(cls)]
 
 
-def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: str = "ppo") -> Exception:
+def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: str = "ppo",
+                       overrides: list[str] | None = None) -> Exception:
     from verl_focal.config.errors import ConfigError, did_you_mean
 
     parent, _, leaf = key.rpartition(".")
@@ -122,8 +123,16 @@ def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: s
     from verl_focal.config.key_names import unknown_key_message
     from verl_focal.estimators import sections_by_estimator
 
+    from omegaconf import OmegaConf
+
+    from verl_focal.config.liveness import DECIDING_KEYS
+
     try:
         base = compose_config([], config_name=config_name, trainer=trainer)
+        for o in overrides or []:  # the user's estimator, critic, KL and engine: the hint is a key this run reads
+            k, _, v = o.lstrip("+").partition("=")
+            if k in DECIDING_KEYS and v:
+                OmegaConf.update(base, k, OmegaConf.create({"v": v}).v if v not in ("true", "false") else v == "true")
     except ConfigError:
         base = {}
     return ConfigError(unknown_key_message(key, value, base, exclude=legacy_blocks(),
@@ -264,7 +273,7 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
                 (o.split("=", 1)[1] for o in overrides or [] if "=" in o and o.split("=", 1)[0].lstrip("+~") == key),
                 None,
             )
-            raise _unknown_key_error(key, value, config_name, trainer) from e
+            raise _unknown_key_error(key, value, config_name, trainer, overrides) from e
         lines = [ln for ln in msg.splitlines() if ln.strip() and not ln.startswith("See https")]
         cause = str(e.__cause__).splitlines()[0] if e.__cause__ is not None and str(e.__cause__) else ""
         text = "; ".join(lines[:2]) + (f" ({cause})" if cause and cause not in msg else "")

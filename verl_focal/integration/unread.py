@@ -11,7 +11,9 @@ so a new namespace of ours or of verl's is known as soon as it is in the config:
   such as ``reward.custom_reward_function.reward_kwargs``), the legacy blocks of verl's
   ``legacy_reward_impl.yaml`` (top-level ``custom_reward_function``, ``reward_model.*``, ``sandbox_fusion``), which
   verl 0.9.1 migrates only in its fully_async trainer, and :func:`unread_keys`;
-* :func:`unread_keys`: keys of our sections that the chosen estimator does not read (one warning each).
+* :func:`unread_keys`: keys of our sections that the chosen estimator does not read (refused, naming the readers);
+* :func:`~verl_focal.config.liveness.dead_key_problems`: verl's keys that verl reads only under a condition this
+  config does not meet (the liveness table, :mod:`verl_focal.config.liveness`).
 
 No verl import.
 """
@@ -115,16 +117,16 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
     # keys that exist but that verl reads only under a condition this config does not meet (config/liveness.py)
     problems += dead_key_problems(config, [(raw.lstrip("+~"), value) for raw, value in keys
                                            if not raw.startswith("~") and value not in (None, "null")])
+    problems += unread_keys(config, overrides)
     if problems:
         raise ConfigError("; ".join(problems))
-    return warnings + unread_keys(config, overrides)
+    return warnings
 
 
 def unread_keys(config: Any, overrides: list[str]) -> list[str]:
-    """One warning line for each override the run's estimator will not read: a key of one of our sections
-    (``algorithm.focal.*``, ...) that the estimator (one of ours, or verl's, which read none) does not read
-    (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`), and verl's ``algorithm.gamma`` (the GAE
-    discount) set with one of ours.  Needs no verl import."""
+    """One line for each override of one of our sections (``algorithm.focal.*``, ...) that the run's estimator
+    (one of ours, or verl's, which read none) does not read (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`),
+    naming the estimators that do.  Needs no verl import."""
     from verl_focal.config.key_names import config_get
     from verl_focal.config.schema import SECTIONS
     from verl_focal.estimators import all_specs
@@ -133,13 +135,11 @@ def unread_keys(config: Any, overrides: list[str]) -> list[str]:
     name = str(getattr(est, "value", est)).removeprefix("verl_focal.")
     spec = next((s for s in all_specs() if s.name == name), None)
     out = []
-    for o in dict.fromkeys(o.split("=", 1)[0].lstrip("+~") for o in overrides):
+    for o in dict.fromkeys(o.split("=", 1)[0].lstrip("+~") for o in overrides if not o.startswith("~")):
         parts = o.split(".")
         if len(parts) >= 3 and parts[0] == "algorithm" and parts[1] in SECTIONS:
             if spec is None or not spec.reads(parts[1], parts[2]):
-                out.append(f"{o} is set, but algorithm.adv_estimator={est} does not read it: the value has no effect")
-        elif o == "algorithm.gamma" and spec is not None:
-            hint = " did you mean algorithm.focal.gamma (the focal exponent)?" if spec.reads("focal", "gamma") else ""
-            out.append(f"algorithm.gamma is verl's GAE discount, which {est} does not read:"
-                       f"{hint or ' it has no effect'}")
+                readers = [s.name for s in all_specs() if s.reads(parts[1], parts[2])]
+                out.append(f"{o} is set, but algorithm.adv_estimator={est} does not read it, so it would have no "
+                           f"effect; remove it, or train an estimator that reads it ({', '.join(readers)})")
     return out
