@@ -120,12 +120,11 @@ def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: s
         return ConfigError(
             f"unknown key {key}{did_you_mean(leaf, ours)}; valid keys under {parent}: {sorted(ours)}"
         )
-    from verl_focal.config.key_names import unknown_key_message
-    from verl_focal.estimators import sections_by_estimator
-
     from omegaconf import OmegaConf
 
+    from verl_focal.config.key_names import unknown_key_message
     from verl_focal.config.liveness import DECIDING_KEYS
+    from verl_focal.estimators import sections_by_estimator
 
     try:
         base = compose_config([], config_name=config_name, trainer=trainer)
