@@ -149,3 +149,52 @@ def test_the_fixes_never_name_a_key_the_table_calls_dead_there():
 def test_keys_the_table_does_not_cover_are_live():
     assert is_live("actor_rollout_ref.actor.optim.lr", _cfg())
     assert dead_key_problems(_cfg(), [("trainer.total_epochs", "3")]) == []
+
+
+def test_gamma_and_lam_are_read_by_gae_and_reinforce_plus_plus_only():
+    """In verl's ``compute_advantage`` the ``gamma`` and ``lam`` arguments reach only the GAE branch; among the
+    registered estimators only REINFORCE++ reads ``config.gamma``; ``lam`` nowhere else."""
+    import inspect
+
+    from verl.trainer.ppo import core_algos, ray_trainer
+
+    from verl_focal.config.liveness import GAMMA_ESTIMATORS, LAM_ESTIMATORS
+
+    fn = inspect.unwrap(ray_trainer.compute_advantage)
+    tree = ast.parse(_dedent(inspect.getsource(fn)))
+    uses = []
+
+    def visit(node, guards):
+        if isinstance(node, ast.Name) and node.id in ("gamma", "lam") and isinstance(node.ctx, ast.Load):
+            uses.append((node.id, guards))
+        if isinstance(node, ast.If):
+            visit(node.test, guards)
+            for c in node.body:
+                visit(c, guards + [ast.unparse(node.test)])
+            for c in node.orelse:
+                visit(c, guards + [f"not ({ast.unparse(node.test)})"])
+            return
+        for c in ast.iter_child_nodes(node):
+            visit(c, guards)
+
+    visit(tree, [])
+    assert {u for u, _ in uses} == {"gamma", "lam"}
+    for name, guards in uses:
+        assert guards and guards[-1] == "adv_estimator == AdvantageEstimator.GAE", (name, guards)
+    readers = {str(getattr(k, "value", k)) for k, f in core_algos.ADV_ESTIMATOR_REGISTRY.items()
+               if "config.gamma" in inspect.getsource(inspect.unwrap(f)) or '"gamma"' in inspect.getsource(f)}
+    assert readers == {"reinforce_plus_plus"}, readers
+    assert set(GAMMA_ESTIMATORS) == readers | {"gae"} and set(LAM_ESTIMATORS) == {"gae"}
+
+
+def _dedent(src: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(src)
+
+
+def test_the_focal_estimators_are_those_whose_spec_reads_the_focal_exponent():
+    from verl_focal.config.liveness import FOCAL_ESTIMATORS
+    from verl_focal.estimators import all_specs
+
+    assert set(FOCAL_ESTIMATORS) == {s.name for s in all_specs() if s.reads("focal", "gamma")}
