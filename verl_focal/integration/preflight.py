@@ -157,6 +157,10 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     check_reward_kwargs(config)
     check_logger(config)
     check_env_vars(config)
+    from verl_focal.config.no_update import check_update
+
+    name = str(getattr(est, "value", est))
+    check_update(config, group_relative=is_our_name(est) or "grpo" in name or "rloo" in name)
     if not missing("entry"):  # verl's names these read (else our entry point refuses, naming them)
         check_reward_function(config)
         check_verl_choices(config)
