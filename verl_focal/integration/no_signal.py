@@ -134,3 +134,12 @@ def check_pf_ppo(config: Any) -> None:
                           "writes the resampled rows' advantages back under the original rows (verl issue #7956): "
                           "each advantage would train another response; set trainer.use_v1=false, or remove "
                           "algorithm.use_pf_ppo=true")
+
+
+def is_group_relative(config: Any, spec: Any) -> bool:
+    """Whether the run's estimator compares a prompt's responses with each other: ours (``spec``), or verl's whose
+    registered function takes ``index`` (grpo, rloo, ...); GAE and REINFORCE++ do not."""
+    if spec is not None:
+        return True
+    fn = _verl_fn(config_get(config, "algorithm.adv_estimator"))
+    return fn is not None and _takes(fn, "index")

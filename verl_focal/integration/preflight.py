@@ -158,9 +158,9 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     check_logger(config)
     check_env_vars(config)
     from verl_focal.config.no_update import check_update
+    from verl_focal.integration.no_signal import is_group_relative
 
-    name = str(getattr(est, "value", est))
-    check_update(config, group_relative=is_our_name(est) or "grpo" in name or "rloo" in name)
+    check_update(config, group_relative=is_group_relative(config, spec))
     if not missing("entry"):  # verl's names these read (else our entry point refuses, naming them)
         check_reward_function(config)
         check_verl_choices(config)
