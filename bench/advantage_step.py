@@ -232,7 +232,7 @@ def install_timers(timers: Timers) -> None:
 
     import verl_focal.core.credit as credit
     import verl_focal.partition.diagnostics as diag
-    from verl_focal.estimators.step import AdvantageStep
+    from verl_focal.step.seam import AdvantageStep
 
     # the background prefetch (and the reward-time one): when it ends tells whether it ran into verl's pass
     AdvantageStep.prefetch = timers.wrap("prefetch", AdvantageStep.prefetch)
@@ -245,7 +245,7 @@ def install_timers(timers: Timers) -> None:
     targets = {id(credit.credit_multipliers_batch): ("credit", credit.credit_multipliers_batch),
                id(diag.credit_diagnostics): ("credit", diag.credit_diagnostics)}
     try:  # the old-log-prob reduction the hook around compute_advantage runs inside verl's step
-        import verl_focal.estimators.rows as rows
+        import verl_focal.step.rows as rows
 
         targets[id(rows.attach_old_log_probs)] = ("lp_reduce", rows.attach_old_log_probs)
     except (ImportError, AttributeError):  # an older layout: the reduction ran elsewhere (in the passes)

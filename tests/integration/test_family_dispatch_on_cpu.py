@@ -19,7 +19,8 @@ from _reference_family import (
 )
 from verl_focal.config.schema import ConfigError, validate_algorithm_config
 from verl_focal.estimators.context import use_context
-from verl_focal.estimators.rows import OLD_LOG_PROBS, build_context
+from verl_focal.estimators.old_log_probs import OLD_LOG_PROBS
+from verl_focal.step.rows import build_context
 
 SIZES = [8, 3, 8, 5, 4, 8]
 

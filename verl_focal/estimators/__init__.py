@@ -3,7 +3,7 @@
 Nothing here imports verl: :mod:`verl_focal.integration.registration` writes :func:`all_specs` into
 verl's registry, and the trainer hooks (:mod:`verl_focal.integration`) build each step's
 :class:`~verl_focal.estimators.context.AdvantageContext` and run
-:class:`~verl_focal.estimators.step.AdvantageStep`.
+:class:`~verl_focal.step.seam.AdvantageStep`.
 
 * :mod:`.focal` -- ``f_grpo`` (F-GRPO; F-DAPO and F-CISPO with verl's settings);
 * :mod:`.cue` -- ``cue_grpo``, ``f_cue_grpo`` (Cue-GRPO), with :mod:`.cue_step` (partition before the call);

@@ -22,8 +22,7 @@ import torch
 from verl_focal.config.schema import ConfigError, parse_settings
 from verl_focal.core.passk_advantage import passk_row_advantage
 from verl_focal.estimators.context import AdvantageContext
-from verl_focal.estimators.focal import broadcast
-from verl_focal.estimators.inputs import gather_inputs
+from verl_focal.estimators.inputs import broadcast, gather_inputs
 from verl_focal.estimators.spec import EstimatorSpec
 
 __all__ = ["SPEC", "check_passk_startup", "compute_passk_grpo_advantage"]
