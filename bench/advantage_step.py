@@ -890,9 +890,9 @@ def main(argv: list[str] | None = None) -> int:
         warm = threading.Thread(target=verl_math_verify.compute_score, args=(WARM_RESPONSE, "\\frac{1}{2}"),
                                 daemon=True)
         warm.start()
-    import verl_focal.integration.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
+    import verl_focal.integration.hooks.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
     import verl_focal.partition.judge  # noqa: F401  (registers the judge partitioner)
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.compose import compose_config
 
     cache_dir = None if args.no_cache else Path(args.cache_dir)
     tok, cpt = build_tokenizer(args.vocab, seed=args.seed, cache_dir=cache_dir)

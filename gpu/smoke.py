@@ -118,7 +118,7 @@ def part1(device: str, small: bool) -> None:
     import verl  # noqa: F401  (the plugin wraps compute_advantage on import)
 
     from verl_focal.estimators import all_specs
-    from verl_focal.integration.dataproto_hook import install_legacy_hook
+    from verl_focal.integration.hooks.dataproto_hook import install_legacy_hook
 
     tok = _tokenizer()
     install_legacy_hook(lambda: tok)  # what our legacy TaskRunner does: the context from the DataProto, texts decoded

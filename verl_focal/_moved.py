@@ -32,11 +32,29 @@ MOVED = {
     "verl_focal.estimators.decode": "verl_focal.step.decode",
     "verl_focal.estimators.sessions": "verl_focal.step.sessions",
     "verl_focal.estimators.rows": "verl_focal.step.rows",
+    # integration/ = the contract (compat, registration) + hooks/ + startup/ (issue 44 step 4)
+    "verl_focal.integration.trainer": "verl_focal.integration.hooks.trainer",
+    "verl_focal.integration.dataproto_hook": "verl_focal.integration.hooks.dataproto_hook",
+    "verl_focal.integration.runner": "verl_focal.integration.hooks.runner",
+    "verl_focal.integration.post_import": "verl_focal.integration.hooks.post_import",
+    "verl_focal.integration.modes": "verl_focal.integration.hooks.modes",
+    "verl_focal.integration.arrange": "verl_focal.integration.hooks.arrange",
+    "verl_focal.integration.compose": "verl_focal.integration.startup.compose",
+    "verl_focal.integration.no_signal": "verl_focal.integration.startup.no_signal",
+    "verl_focal.integration.unread": "verl_focal.integration.startup.unread",
+    "verl_focal.integration.versions": "verl_focal.integration.startup.versions",
+    "verl_focal.integration.quiet": "verl_focal.integration.startup.quiet",
+    "verl_focal.integration.run_size": "verl_focal.integration.startup.run_size",
+    "verl_focal.integration.preflight": "verl_focal.integration.startup.validate",
+    "verl_focal.integration.late_checks": "verl_focal.integration.startup.verl_checks",
 }
 
 #: old name of a split module -> the other modules its names went to (searched after the one :data:`MOVED` names)
 SPLIT = {
     "verl_focal.estimators.rows": ("verl_focal.step.columns", "verl_focal.estimators.old_log_probs"),
+    "verl_focal.integration.trainer": ("verl_focal.step.tq_rows",),
+    "verl_focal.integration.preflight": ("verl_focal.integration.startup.compose", "verl_focal.data.local_inputs"),
+    "verl_focal.integration.late_checks": ("verl_focal.config.key_names",),
 }
 
 #: ``old module.old name`` -> ``new module.new name``, for a name that changed as it moved

@@ -15,9 +15,12 @@ Layers, lowest first (a module may import from its own layer or any lower one):
 8. ``estimators`` -- our estimators and their input type (the context); no verl import
 9. ``step`` -- one step's machinery: verl's rows into the estimators' context, the seam every trainer calls;
    no verl import (``step.tq_rows`` alone imports ``transfer_queue``, which imports no verl)
-10. ``integration`` -- the verl glue (the contract and registration, ``hooks/``, ``startup/``)
-11. ``plugin``, ``check`` (the ``verl-focal check`` sub-command over the start-up checks); ``lab.demo``
-12. ``main_ppo``, ``cli`` -- entry points: nothing imports them
+10. ``integration`` -- the verl glue, on three floors of its own: the contract (``compat``) and ``registration``
+11. ``integration.startup`` -- the start-up checks (composition, the pre-flight, verl's late checks, ...)
+12. ``integration.hooks`` -- the hooks (post-import, trainers, the ``compute_advantage`` hook, TaskRunners); they
+    run the start-up checks, never the other way round
+13. ``plugin``, ``check`` (the ``verl-focal check`` sub-command over the start-up checks); ``lab.demo``
+14. ``main_ppo``, ``cli`` -- entry points: nothing imports them
 
 The lab's modules keep their place in the floors (so ``lab.stats`` still imports nothing above ``core``), and one
 more rule walls the wing off: no module outside ``verl_focal.lab`` imports it, and only two name it at all -- the
@@ -49,6 +52,8 @@ LAYERS = [
     ("verl_focal.estimators",),
     ("verl_focal.step",),
     ("verl_focal.integration",),
+    ("verl_focal.integration.startup",),
+    ("verl_focal.integration.hooks",),
     ("verl_focal.plugin", "verl_focal.check", "verl_focal.lab.demo"),
     ("verl_focal.main_ppo", "verl_focal.cli"),
 ]

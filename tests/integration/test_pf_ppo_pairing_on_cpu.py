@@ -77,7 +77,7 @@ def test_gae_with_use_pf_ppo_reorders_rows_which_v1_writes_back_in_the_old_order
 ])
 def test_start_up_refuses_use_pf_ppo_where_nothing_reads_it_or_it_mis_pairs(composed_config, est, use_v1, needle):
     from verl_focal.config.errors import ConfigError
-    from verl_focal.integration.preflight import validate_start
+    from verl_focal.integration.startup.validate import validate_start
 
     cfg = composed_config([f"algorithm.adv_estimator={est}", "algorithm.use_pf_ppo=true",
                            f"trainer.use_v1={str(use_v1).lower()}"])

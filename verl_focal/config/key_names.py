@@ -1,8 +1,9 @@
 """Names of config keys: the existing key a user most likely meant, found by leaf name too.
 
 Pure helpers over a composed config (as plain dicts) and our estimators' sections (passed in by the caller:
-:func:`verl_focal.estimators.sections_by_estimator`); used by composition (:mod:`~verl_focal.integration.compose`,
-for a key Hydra refuses) and by :mod:`~verl_focal.integration.unread` (for ``+``-added and legacy keys).  The
+:func:`verl_focal.estimators.sections_by_estimator`); used by composition
+(:mod:`~verl_focal.integration.startup.compose`, for a key Hydra refuses) and by
+:mod:`~verl_focal.integration.startup.unread` (for ``+``-added and legacy keys).  The
 known keys are the config's own, never a copied list.  No verl import.
 """
 

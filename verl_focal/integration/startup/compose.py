@@ -3,7 +3,7 @@
 :func:`compose_config` (no Ray, no model, no ``import verl``), the ``--trainer`` choices (:data:`TRAINERS`) and
 what verl's separated trainers assert when built (:data:`SEPARATED_REQUIREMENTS`, checked by
 :func:`check_separated_trainer`).  A Hydra error becomes one :class:`~verl_focal.config.errors.ConfigError`
-line; an unknown key is named with a did-you-mean (:mod:`verl_focal.integration.unread`).
+line; an unknown key is named with a did-you-mean (:mod:`verl_focal.integration.startup.unread`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from verl_focal.config.key_names import free_keys as _free
 from verl_focal.config.key_names import get as _get
 from verl_focal.config.key_names import plain as _plain
 from verl_focal.config.key_names import suggest_key
-from verl_focal.integration.compose import legacy_blocks
+from verl_focal.integration.startup.compose import legacy_blocks
 
 __all__ = ["check_unread", "unread_keys", "REFUSED_ZONES"]
 
@@ -70,7 +70,7 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
         nonlocal tree, base
         if tree is None:
             if base is None:
-                from verl_focal.integration.compose import compose_config
+                from verl_focal.integration.startup.compose import compose_config
 
                 groups = [o for o in overrides if o.startswith("+") and "." not in o.split("=", 1)[0]
                           and OmegaConf.select(config, o.split("=", 1)[0].lstrip("+"), default=_MISSING) is _MISSING]

@@ -30,8 +30,8 @@ from typing import Any
 from omegaconf import open_dict
 
 from verl_focal.config.schema import parse_settings
-from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
-from verl_focal.integration.post_import import is_hooked
+from verl_focal.integration.hooks.modes import HOOKED_MODES, hooked_mode
+from verl_focal.integration.hooks.post_import import is_hooked
 from verl_focal.integration.registration import get_spec
 from verl_focal.step.rows import context_from_rows
 from verl_focal.step.seam import AdvantageStep, begin, finish
@@ -49,7 +49,7 @@ class FocalHookMixin:
     _focal_base_mode: str = "sync"
 
     def __init__(self, config, *args: Any, **kwargs: Any) -> None:
-        from verl_focal.integration.preflight import validate_start
+        from verl_focal.integration.startup.validate import validate_start
 
         validate_start(config)  # stock main_ppo with a focal_* mode: refuse a bad config before workers start
         with open_dict(config):

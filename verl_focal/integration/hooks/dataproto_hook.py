@@ -38,7 +38,7 @@ import numpy as np
 
 from verl_focal.estimators.context import AdvantageContext, current_context
 from verl_focal.estimators.old_log_probs import OLD_LOG_PROBS
-from verl_focal.integration.post_import import is_hooked, mark_hooked
+from verl_focal.integration.hooks.post_import import is_hooked, mark_hooked
 from verl_focal.integration.registration import get_spec
 from verl_focal.step.decode import BatchDecoder, decoder_for
 from verl_focal.step.rows import TEXT_NEEDS, attach_old_log_probs, context_from_rows, dataproto_rows
