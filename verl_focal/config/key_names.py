@@ -9,6 +9,7 @@ known keys are the config's own, never a copied list.  No verl import.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -30,10 +31,19 @@ def _walk(node: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def config_get(config: Any, key: str, default: Any = None) -> Any:
-    """``config[key]`` for a dotted ``key`` of a DictConfig or plain dict; ``default`` when absent."""
+    """``config[key]`` for a dotted ``key`` of a DictConfig, a plain dict or a dataclass (a parsed section such as
+    ``CueConfig``, verl's ``AlgoConfig``): the one dotted getter of the package.  ``default`` when a part is absent,
+    is None, or is a leaf (``None`` config included); a ``???`` value counts as absent.
+
+    >>> config_get({"algorithm": {"cue": {"rho": 0.5}}}, "algorithm.cue.rho"), config_get({}, "a.b", 3)
+    (0.5, 3)
+    """
     node = config
     for part in key.split("."):
-        node = node.get(part, None) if hasattr(node, "get") else None
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            node = getattr(node, part, None)
+        else:
+            node = node.get(part, None) if hasattr(node, "get") else None
         if node is None:
             return default
     return node

@@ -31,6 +31,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
+from verl_focal.config.key_names import config_get
 from verl_focal.integration.startup.compose import check_separated_trainer
 
 if TYPE_CHECKING:
@@ -106,7 +107,6 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     For one of our estimators, first the verl names its hooks need on this ``trainer``
     (:func:`~verl_focal.integration.compat.require`): a renamed or missing one refuses the config here.
     """
-    from verl_focal.config.key_names import config_get
     from verl_focal.config.ray_env import check_env_vars
     from verl_focal.config.schema import validate_algorithm_config
     from verl_focal.config.tracking import check_logger
@@ -165,9 +165,7 @@ def is_our_name(est: Any) -> bool:
 def uses_our_scorer(config: Any) -> bool:
     """Whether ``reward.custom_reward_function.path`` names verl-focal's scorer (``pkg://verl_focal.reward``
     or a file ``.../verl_focal/reward.py``)."""
-    reward = config.get("reward", None) if hasattr(config, "get") else None
-    crf = reward.get("custom_reward_function", None) if reward is not None else None
-    path = crf.get("path", None) if crf is not None else None
+    path = config_get(config, "reward.custom_reward_function.path")
     if not path:
         return False
     path = str(path)
@@ -182,7 +180,7 @@ def check_reward_kwargs(config: Any) -> None:
 
     from verl_focal.reward import validate_reward_kwargs
 
-    kwargs = config.reward.custom_reward_function.get("reward_kwargs", None)
+    kwargs = config_get(config, "reward.custom_reward_function.reward_kwargs")
     if kwargs is not None and not isinstance(kwargs, dict):
         kwargs = OmegaConf.to_container(kwargs, resolve=True)
     validate_reward_kwargs(kwargs)
