@@ -79,7 +79,8 @@ docs:                  docs/usage.md (entry points), docs/config.md (every key w
 
 
 def _warn_unread(config: DictConfig, overrides: list[str], trainer: str = "ppo") -> None:
-    """Refuse the overrides nothing reads; one line on stderr for each one only warned about (integration/unread)."""
+    """Refuse the overrides nothing reads; one line on stderr for each one only warned about
+    (integration/startup/unread)."""
     from verl_focal.integration.startup.unread import check_unread
 
     for line in check_unread(config, overrides, trainer):

@@ -7,7 +7,7 @@ uid and go through the other branch: the tests run them through verl's real v1 p
 (``compute_advantage_for_multi_trajectories``) with ``use_pf_ppo=true`` and check every row against its own
 group (loop reference).  Nothing is faked: verl's own functions run on CPU.  Since nothing reads
 ``use_pf_ppo`` for our estimators, and GAE mis-pairs on v1, start-up refuses both
-(``integration/no_signal.check_pf_ppo``); if verl ever applies pf_ppo to every estimator, the first test fails.
+(``integration/startup/no_signal.check_pf_ppo``); if verl ever applies pf_ppo to every estimator, the first test fails.
 """
 
 import numpy as np
