@@ -232,7 +232,7 @@ def install_timers(timers: Timers) -> None:
 
     import verl_focal.core.credit as credit
     import verl_focal.partition.diagnostics as diag
-    from verl_focal.estimators.step import AdvantageStep
+    from verl_focal.step.seam import AdvantageStep
 
     # the background prefetch (and the reward-time one): when it ends tells whether it ran into verl's pass
     AdvantageStep.prefetch = timers.wrap("prefetch", AdvantageStep.prefetch)
@@ -245,7 +245,7 @@ def install_timers(timers: Timers) -> None:
     targets = {id(credit.credit_multipliers_batch): ("credit", credit.credit_multipliers_batch),
                id(diag.credit_diagnostics): ("credit", diag.credit_diagnostics)}
     try:  # the old-log-prob reduction the hook around compute_advantage runs inside verl's step
-        import verl_focal.estimators.rows as rows
+        import verl_focal.step.rows as rows
 
         targets[id(rows.attach_old_log_probs)] = ("lp_reduce", rows.attach_old_log_probs)
     except (ImportError, AttributeError):  # an older layout: the reduction ran elsewhere (in the passes)
@@ -890,9 +890,9 @@ def main(argv: list[str] | None = None) -> int:
         warm = threading.Thread(target=verl_math_verify.compute_score, args=(WARM_RESPONSE, "\\frac{1}{2}"),
                                 daemon=True)
         warm.start()
-    import verl_focal.integration.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
+    import verl_focal.integration.hooks.trainer  # noqa: F401  (the hooked trainer modes; loaded before any timing)
     import verl_focal.partition.judge  # noqa: F401  (registers the judge partitioner)
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.compose import compose_config
 
     cache_dir = None if args.no_cache else Path(args.cache_dir)
     tok, cpt = build_tokenizer(args.vocab, seed=args.seed, cache_dir=cache_dir)

@@ -118,7 +118,7 @@ def part1(device: str, small: bool) -> None:
     import verl  # noqa: F401  (the plugin wraps compute_advantage on import)
 
     from verl_focal.estimators import all_specs
-    from verl_focal.integration.dataproto_hook import install_legacy_hook
+    from verl_focal.integration.hooks.dataproto_hook import install_legacy_hook
 
     tok = _tokenizer()
     install_legacy_hook(lambda: tok)  # what our legacy TaskRunner does: the context from the DataProto, texts decoded
@@ -204,8 +204,8 @@ def part3(device: str, small: bool) -> None:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from verl_focal.estimators.decode import BatchDecoder
-    from verl_focal.estimators.rows import OLD_LOG_PROB_SUM, sequence_log_prob_columns
+    from verl_focal.estimators.old_log_probs import OLD_LOG_PROB_SUM, sequence_log_prob_columns
+    from verl_focal.step.decode import BatchDecoder
 
     tok = _tokenizer()
     torch.manual_seed(0)
@@ -247,7 +247,7 @@ def part4(small: bool) -> None:
     import numpy as np
     import torch
 
-    from verl_focal.estimators.decode import BatchDecoder
+    from verl_focal.step.decode import BatchDecoder
 
     torch.set_num_threads(1)
     tok = _tokenizer()

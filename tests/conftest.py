@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))  # for tests/_reference.py
 from _reference import make_grouped_batch  # noqa: E402
 
 # The suite composes verl's default trainer.logger=[console, wandb] everywhere, and start-up refuses wandb without
-# a key (integration/late_checks.check_logger).  W&B's offline mode stands in for a configured key in this process
+# a key (config/tracking.check_logger).  W&B's offline mode stands in for a configured key in this process
 # and its subprocesses; tests/config/test_logger_preflight.py removes it to check the refusal.
 if not any(k in os.environ for k in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_DISABLED")):
     os.environ["WANDB_MODE"] = "offline"
@@ -28,7 +28,7 @@ def grouped_batch():
 @pytest.fixture(scope="session")
 def composed_config():
     """Our packaged config composed once per session (Hydra + verl's real ppo_trainer.yaml)."""
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.compose import compose_config
 
     def _compose(overrides=()):
         return compose_config(list(overrides))

@@ -144,7 +144,7 @@ def v1_trainer(config, tokenizer=None, worker=None, stock: bool = False):
     ``_val_metrics_update`` read: ``config``, ``tokenizer`` and the actor worker group."""
     from verl.trainer.ppo.v1.trainer_base import get_trainer_cls
 
-    from verl_focal.integration.trainer import hooked_trainer_cls
+    from verl_focal.integration.hooks.trainer import hooked_trainer_cls
 
     trainer = object.__new__(get_trainer_cls("sync") if stock else hooked_trainer_cls("sync"))
     trainer.config, trainer.tokenizer = config, tokenizer

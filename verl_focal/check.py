@@ -8,7 +8,7 @@ only later as "Unknown advantage estimator".  This command:
    and the hooked trainer modes;
 2. composes our packaged config (``--trainer``: that trainer's) with your overrides and validates our sections
    and verl's own config checks
-   (:func:`verl_focal.integration.preflight.validate_all`: estimator name, our
+   (:func:`verl_focal.integration.startup.validate.validate_all`: estimator name, our
    sections, the partitioner resolved and its kwargs, name collisions, verl's
    ``validate_config``);
 3. for the judge partitioner, checks that the server is reachable, the key
@@ -158,9 +158,9 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
     from omegaconf import OmegaConf
 
     from verl_focal.config.errors import UserError
-    from verl_focal.integration.quiet import quiet_optional_engines
     from verl_focal.integration.registration import collisions, get_spec, register_all
-    from verl_focal.integration.versions import version_mismatches
+    from verl_focal.integration.startup.quiet import quiet_optional_engines
+    from verl_focal.integration.startup.versions import version_mismatches
 
     quiet_optional_engines()
     out: dict = {"problems": [], "warnings": [], "checked": [], "algorithm": None, "full": None}
@@ -173,8 +173,9 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
                                    f"algorithm.adv_estimator=verl_focal.{name.split('.')[-1]} for ours")
         out["warnings"] += version_mismatches()
         try:
-            from verl_focal.integration.preflight import compose_config, validate_all
-            from verl_focal.integration.unread import check_unread
+            from verl_focal.integration.startup.compose import compose_config
+            from verl_focal.integration.startup.unread import check_unread
+            from verl_focal.integration.startup.validate import validate_all
 
             if config_yaml is not None:
                 config = OmegaConf.create(config_yaml)
@@ -282,7 +283,7 @@ def _report(problems: list[str], warns: list[str], checked: list[str], result: d
 
 def run(args: argparse.Namespace) -> int:
     from verl_focal.config.errors import UserError
-    from verl_focal.integration.preflight import check_trainer_name, compose_config
+    from verl_focal.integration.startup.compose import check_trainer_name, compose_config
 
     try:
         check_trainer_name(args.trainer)

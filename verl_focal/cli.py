@@ -150,7 +150,7 @@ def build_parser(name: str) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from verl_focal.config.errors import UserError, debug_enabled, report_user_error
-    from verl_focal.integration.quiet import quiet_optional_engines
+    from verl_focal.integration.startup.quiet import quiet_optional_engines
 
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = debug_enabled(argv)

@@ -17,7 +17,7 @@ the fully resolved config as YAML and exits 0 without starting anything::
 ``--trainer one_step_off`` / ``--trainer fully_async`` run verl's separated trainers
 (``verl.experimental.one_step_off_policy`` / ``fully_async_policy``) instead: verl's own config of
 that trainer plus our sections, validated the same way before Ray starts
-(:func:`verl_focal.integration.runner.run_separated`).
+(:func:`verl_focal.integration.hooks.runner.run_separated`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import sys
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from verl_focal.integration.preflight import CONFIG_NAME, compose_config, validate_all
+from verl_focal.integration.startup.compose import CONFIG_NAME, compose_config
+from verl_focal.integration.startup.validate import validate_all
 
 __all__ = ["main", "run"]
 
@@ -35,8 +36,8 @@ def run(config: DictConfig) -> None:
     from verl.trainer.main_ppo import run_ppo
     from verl.utils.device import auto_set_device
 
-    from verl_focal.integration.runner import FocalLegacyTaskRunner, FocalTaskRunnerV1, forward_plugin
-    from verl_focal.integration.versions import warn_on_version_mismatch
+    from verl_focal.integration.hooks.runner import FocalLegacyTaskRunner, FocalTaskRunnerV1, forward_plugin
+    from verl_focal.integration.startup.versions import warn_on_version_mismatch
 
     auto_set_device(config)
     validate_all(config)
@@ -78,8 +79,9 @@ docs:                  docs/usage.md (entry points), docs/config.md (every key w
 
 
 def _warn_unread(config: DictConfig, overrides: list[str], trainer: str = "ppo") -> None:
-    """Refuse the overrides nothing reads; one line on stderr for each one only warned about (integration/unread)."""
-    from verl_focal.integration.unread import check_unread
+    """Refuse the overrides nothing reads; one line on stderr for each one only warned about
+    (integration/startup/unread)."""
+    from verl_focal.integration.startup.unread import check_unread
 
     for line in check_unread(config, overrides, trainer):
         print(f"{PROG}: warning: {line}", file=sys.stderr)
@@ -107,7 +109,7 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     import warnings
 
     from verl_focal.data.local_inputs import check_data_columns, check_local_paths
-    from verl_focal.integration.versions import warn_on_version_mismatch
+    from verl_focal.integration.startup.versions import warn_on_version_mismatch
 
     config = compose_config(overrides, trainer=trainer)
     _warn_unread(config, overrides, trainer)  # keys nothing reads: refused first, as a launch does
@@ -123,7 +125,7 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
     for w in caught:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     _check_launch_data(config, launch=False)
-    from verl_focal.integration.run_size import checkpoint_disk_line, validation_line
+    from verl_focal.integration.startup.run_size import checkpoint_disk_line, validation_line
 
     for line in (validation_line(config), checkpoint_disk_line(config)):  # the run's size, before GPU hours
         if line:
@@ -134,7 +136,7 @@ def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
 
 def _pop_trainer(args: list[str]) -> tuple[str, list[str]]:
     """``--trainer NAME`` / ``--trainer=NAME`` out of ``args`` (default ``ppo``)."""
-    from verl_focal.integration.preflight import check_trainer_name
+    from verl_focal.integration.startup.compose import check_trainer_name
 
     trainer, rest, it = "ppo", [], iter(args)
     for a in it:
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     in one line."""
     global _DEBUG
     from verl_focal.config.errors import UserError, debug_enabled, report_user_error
-    from verl_focal.integration.quiet import quiet_optional_engines
+    from verl_focal.integration.startup.quiet import quiet_optional_engines
 
     args = list(sys.argv[1:] if argv is None else argv)
     _DEBUG = debug_enabled(args)
@@ -178,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         if "--dry-run" in args:
             raise SystemExit(dry_run([a for a in args if a != "--dry-run"], trainer))
         if trainer != "ppo":
-            from verl_focal.integration.runner import run_separated
+            from verl_focal.integration.hooks.runner import run_separated
 
             config = compose_config(args, trainer=trainer)
             _warn_unread(config, args, trainer)

@@ -1,10 +1,11 @@
 """verl plugin entry point (``[project.entry-points."verl.plugins"]``).
 
 verl imports this module -- it does not call anything -- on every ``import verl``, in every process
-(driver, TaskRunner, Ray workers), so importing it costs nothing beyond itself and the three small modules
-below it (no verl submodule, no torch kernel, no scipy): ``bench/import_cost.py`` measures it and
-``tests/integration/test_import_cost.py`` holds it to a module budget.  Importing it only arranges, for when
-each verl module is first imported (:func:`~verl_focal.integration.arrange.arrange`):
+(driver, TaskRunner, Ray workers), so importing it costs nothing beyond itself and the few small modules
+below it (``integration.compat``, ``integration.hooks.arrange`` and ``.post_import``; no verl submodule, no torch
+kernel, no scipy): ``bench/import_cost.py`` measures it and ``tests/integration/test_import_cost.py`` holds it to
+a module budget.  Importing it only arranges, for when each verl module is first imported
+(:func:`~verl_focal.integration.hooks.arrange.arrange`):
 
 * ``verl.trainer.ppo.core_algos``: our advantage estimators (``f_grpo``, ``cue_grpo``, ...) enter its
   ``ADV_ESTIMATOR_REGISTRY``; a process that never imports verl's registry never loads them;
@@ -17,6 +18,6 @@ missing, or any failure, is one WARNING and that feature is not installed; verl 
 imports and runs.  Idempotent: safe to import twice (entry point + ``VERL_USE_EXTERNAL_MODULES``).
 """
 
-from verl_focal.integration.arrange import arrange
+from verl_focal.integration.hooks.arrange import arrange
 
 arrange()

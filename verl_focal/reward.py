@@ -161,8 +161,9 @@ def compute_score(
         out = {"score": float(acc), "acc": float(acc), "pred": str(pred), "verify_timeout": float(timed_out)}
     if cue_set is not None:
         from verl_focal.partition.cues import response_signature
+        from verl_focal.partition.signatures import SIG_KEY
 
-        out["cue_sig"] = response_signature(solution_str, cue_set, correct=out["acc"] > 0)
+        out[SIG_KEY] = response_signature(solution_str, cue_set, correct=out["acc"] > 0)
     return out
 
 

@@ -1,5 +1,6 @@
-"""The lab's old import paths still work for one release: the same module objects as the new ones, with a
-DeprecationWarning naming the new path (verl_focal/_moved.py).  Each case runs in a fresh interpreter, so the old name
+"""The old import paths (the lab wing, ``step/``, ``integration/{hooks,startup}/``) still work for one release: the
+same module objects as the new ones, with a DeprecationWarning naming the new path (verl_focal/_moved.py); a split
+module's old name finds each of its names where it lives now.  Each case runs in a fresh interpreter, so the old name
 is imported for the first time there (the test process may have imported the new modules long before)."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import sys
 
 import pytest
 
-from verl_focal._moved import MOVED, new_name
+from verl_focal._moved import MOVED, SPLIT, new_name
 
 _CHECK = """
 import importlib, json, sys, warnings
@@ -37,7 +38,36 @@ CASES = [
     ("verl_focal.eval.metrics", "verl_focal.lab.eval.metrics"),
     ("verl_focal.eval.val_metrics", "verl_focal.validation"),
     ("verl_focal.partition.agreement", "verl_focal.lab.agreement"),
+    ("verl_focal.estimators.step", "verl_focal.step.seam"),
+    ("verl_focal.estimators.decode", "verl_focal.step.decode"),
+    ("verl_focal.estimators.sessions", "verl_focal.step.sessions"),
+    ("verl_focal.integration.dataproto_hook", "verl_focal.integration.hooks.dataproto_hook"),
+    ("verl_focal.integration.runner", "verl_focal.integration.hooks.runner"),
+    ("verl_focal.integration.post_import", "verl_focal.integration.hooks.post_import"),
+    ("verl_focal.integration.modes", "verl_focal.integration.hooks.modes"),
+    ("verl_focal.integration.arrange", "verl_focal.integration.hooks.arrange"),
+    ("verl_focal.integration.compose", "verl_focal.integration.startup.compose"),
+    ("verl_focal.integration.no_signal", "verl_focal.integration.startup.no_signal"),
+    ("verl_focal.integration.unread", "verl_focal.integration.startup.unread"),
+    ("verl_focal.integration.versions", "verl_focal.integration.startup.versions"),
+    ("verl_focal.integration.quiet", "verl_focal.integration.startup.quiet"),
+    ("verl_focal.integration.run_size", "verl_focal.integration.startup.run_size"),
 ]
+
+#: split modules: old name -> (names imported from it, the module each must come from now)
+SPLIT_CASES = {
+    "verl_focal.estimators.rows": {"context_from_rows": "verl_focal.step.rows", "as_list": "verl_focal.step.columns",
+                                   "sequence_log_prob_columns": "verl_focal.estimators.old_log_probs",
+                                   "OLD_LOG_PROB_SUM": "verl_focal.estimators.old_log_probs",
+                                   "SIGNATURE_EXTRA": "verl_focal.partition.signatures:SIG_KEY"},
+    "verl_focal.integration.preflight": {"validate_start": "verl_focal.integration.startup.validate",
+                                         "compose_config": "verl_focal.integration.startup.compose",
+                                         "check_local_paths": "verl_focal.data.local_inputs"},
+    "verl_focal.integration.late_checks": {"check_reward_function": "verl_focal.integration.startup.verl_checks",
+                                           "config_get": "verl_focal.config.key_names"},
+    "verl_focal.integration.trainer": {"FocalHookMixin": "verl_focal.integration.hooks.trainer",
+                                       "tq_rows": "verl_focal.step.tq_rows"},
+}
 
 
 def _fresh(code: str) -> dict:
@@ -48,7 +78,8 @@ def _fresh(code: str) -> dict:
 
 def test_every_moved_name_has_a_case_and_maps_where_the_table_says():
     assert {new_name(o) for o, _ in CASES} == {n for _, n in CASES}
-    assert {o.rsplit(".", 1)[0] if o not in MOVED else o for o, _ in CASES} >= set(MOVED)
+    assert {o.rsplit(".", 1)[0] if o not in MOVED else o for o, _ in CASES} | set(SPLIT_CASES) >= set(MOVED)
+    assert set(SPLIT_CASES) == set(SPLIT) and not {o for o, _ in CASES} & set(SPLIT)
     assert new_name("verl_focal.lab.demo") is None and new_name("verl_focal.estimators") is None
 
 
@@ -74,3 +105,36 @@ def test_the_old_names_people_import_by_still_resolve():
             "                  verl_focal.demo.rl is verl_focal.lab.demo.rl, frontier_claims is f.frontier_claims,\n"
             "                  callable(tail_miss_probability)]))")
     assert _fresh(code) == [True] * 6
+
+
+_SPLIT_CHECK = """
+import importlib, json, warnings
+
+old, names = OLD, NAMES
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    exec(f"from {old} import {', '.join(names)}")
+out = {}
+for name, home in names.items():
+    module, _, attr = home.partition(":")
+    out[name] = locals()[name] is getattr(importlib.import_module(module), attr or name)
+print(json.dumps({"same": out, "warned": [str(w.message) for w in caught if " has moved to " in str(w.message)]}))
+"""
+
+
+@pytest.mark.parametrize("old", sorted(SPLIT_CASES))
+def test_a_split_modules_old_path_finds_each_name_where_it_lives_now(old):
+    names = SPLIT_CASES[old]
+    out = _fresh(_SPLIT_CHECK.replace("OLD, NAMES", repr((old, names))))
+    assert all(out["same"].values()), out
+    homes = " and ".join((new_name(old), *SPLIT[old]))
+    assert out["warned"] == [f"{old} has moved to {homes}; import it from there (the old path goes in the next "
+                             "release)"], out
+
+
+def test_the_old_import_of_the_pre_flight_still_runs_it():
+    code = ("import json, warnings\nwarnings.simplefilter('ignore')\n"
+            "from verl_focal.integration.preflight import validate_start\n"
+            "from verl_focal.integration.startup import validate\n"
+            "print(json.dumps([validate_start is validate.validate_start]))")
+    assert _fresh(code) == [True]

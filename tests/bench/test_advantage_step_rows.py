@@ -58,7 +58,7 @@ def test_pool_cache_is_keyed_by_generator_version(bench, tok, tmp_path):
 def test_one_composition_gives_each_arms_config(bench, arm):
     from omegaconf import OmegaConf
 
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.compose import compose_config
 
     size = bench.Size(rows=64, length=64, group=16)
     overrides = bench.arm_overrides(arm, "http://127.0.0.1:9/v1", size)

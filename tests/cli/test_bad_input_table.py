@@ -94,7 +94,8 @@ DEAD_URL = _closed_port_url()
 # (argv with {d} for the temp folder, substrings the message must contain)
 CASES = [
     # check: config mistakes, each refused before anything starts
-    # ... a strategy our entry point cannot compose: the command that runs it with our hooks (integration/compose.py)
+    # ... a strategy our entry point cannot compose: the command that runs it with our hooks
+    # (integration/startup/compose.py)
     (["check", "--skip-probe", *OK, "actor_rollout_ref.actor.strategy=megatron"],
      ["actor_rollout_ref.actor.strategy=megatron: python -m verl_focal.main_ppo composes verl's FSDP config",
       "--config-name ppo_megatron_trainer trainer.v1.trainer_mode=focal_sync"]),
@@ -127,7 +128,7 @@ CASES = [
     (["check", "--skip-probe", *OK, "trainer.total_epochs=0"], ["trainer.total_epochs=0: verl's loop runs no"]),
     (["check", "--skip-probe", *OK, "trainer.total_training_steps=0"],
      ["trainer.total_training_steps=0: verl's loop runs no training step"]),
-    # ... that verl itself would meet only after start-up (integration/late_checks.py)
+    # ... that verl itself would meet only after start-up (integration/startup/verl_checks.py)
     (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "actor_rollout_ref.rollout.n=1"],
      ["actor_rollout_ref.rollout.n=1: f_grpo needs rollout.n >= 2", "nothing trains", "rollout.n=8"]),
     (["check", "--skip-probe", *CUE, "actor_rollout_ref.rollout.n=2"],
@@ -189,7 +190,7 @@ CASES = [
       "+algorithm.cue.partitioner_kwargs.nosuch=1"], ["partitioner_kwargs", "nosuch"]),
     (["check", "--skip-probe", *CUE, "algorithm.cue.cue_set={d}/no_such_cues.yaml"],
      ["no_such_cues.yaml", "not found"]),
-    # issue 39: a key the user sets that nothing reads (leaf-name did-you-mean; integration/unread.py)
+    # issue 39: a key the user sets that nothing reads (leaf-name did-you-mean; integration/startup/unread.py)
     (["check", "--skip-probe", *OK, "adv_estimator=grpo"],
      ["unknown key adv_estimator (did you mean 'algorithm.adv_estimator'?)", "write algorithm.adv_estimator=grpo"]),
     (["check", "--skip-probe", *OK, "+adv_estimator=grpo"],
@@ -206,7 +207,8 @@ CASES = [
      ["reward_model.reward_manager: a legacy key", "write reward.reward_manager.name=dapo"]),
     (["check", "--skip-probe", *OK, "trainer=fully_async"],
      ["trainer=fully_async: `trainer` is verl's section", "--trainer fully_async"]),
-    # issue 39: settings with which nothing trains, or a part nothing reads is trained (integration/no_signal.py)
+    # issue 39: settings with which nothing trains, or a part nothing reads is trained
+    # (integration/startup/no_signal.py)
     (["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", "algorithm.focal.gamma=50"],
      ["algorithm.focal.gamma=50: the largest focal weight at actor_rollout_ref.rollout.n=8 is (1-1/8)^50 = 0.00126",
       "nothing trains", "set algorithm.focal.gamma=0.5"]),
@@ -697,7 +699,8 @@ def test_dry_run_refuses_missing_local_inputs_but_not_hub_names(tmp_path, capsys
 def _local_paths_error(overrides: list[str]) -> str:
     """check_local_paths on a composed config: the refusal's message ('' when it passes)."""
     from verl_focal.config.errors import ConfigError
-    from verl_focal.integration.preflight import check_local_paths, compose_config
+    from verl_focal.data.local_inputs import check_local_paths
+    from verl_focal.integration.startup.compose import compose_config
 
     try:
         check_local_paths(compose_config(overrides))
@@ -871,7 +874,7 @@ def test_example_data_never_reaches_a_real_launch_and_the_dry_run_says_so(tmp_pa
     """Issue 39 row 7: prep-data example output in DATA_DIR: the dry run warns what the launch will do; the
     launch refuses before Hydra and Ray, unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1."""
     from verl_focal.data.local_inputs import check_example_data
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.compose import compose_config
     from verl_focal.main_ppo import main as main_ppo
 
     args = _example_args(tmp_path)
@@ -957,8 +960,8 @@ def test_added_keys_where_verl_takes_free_keys_are_not_refused(override, capsys)
 
 
 def test_an_added_key_outside_the_refused_sections_is_one_warning():
-    from verl_focal.integration.preflight import compose_config
-    from verl_focal.integration.unread import check_unread
+    from verl_focal.integration.startup.compose import compose_config
+    from verl_focal.integration.startup.unread import check_unread
 
     ov = [*OK, "+actor_rollout_ref.rollout.enable_prefix_cachng=false"]
     assert check_unread(compose_config(ov), ov) == [
@@ -974,7 +977,7 @@ def test_new_namespaces_of_ours_are_known_without_a_list():
     from verl_focal.config.key_names import suggest_key
     from verl_focal.config.schema import SECTIONS
     from verl_focal.estimators import all_specs, sections_by_estimator
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.compose import compose_config
 
     tree = _plain(compose_config([]))
     for spec in all_specs():

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from verl_focal.integration.compose import MEGATRON_COMMAND
+from verl_focal.integration.startup.compose import MEGATRON_COMMAND
 
 
 @pytest.mark.parametrize("arg", ["actor_rollout_ref.actor.strategy=megatron", "critic.strategy=megatron",
@@ -31,8 +31,8 @@ def test_the_megatron_command_composes_and_passes_start_up():
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from verl_focal.integration.compose import verl_config_searchpath
-    from verl_focal.integration.preflight import validate_start
+    from verl_focal.integration.startup.compose import verl_config_searchpath
+    from verl_focal.integration.startup.validate import validate_start
 
     words = shlex.split(MEGATRON_COMMAND)
     assert words[:3] == ["python", "-m", "verl.trainer.main_ppo"] and words[-1] == "..."

@@ -40,7 +40,7 @@ def test_strings_and_no_env_vars_pass(composed_config):
 
 
 def test_validate_start_runs_it(composed_config):
-    from verl_focal.integration.preflight import validate_start
+    from verl_focal.integration.startup.validate import validate_start
 
     cfg = composed_config([*BASE, f"+{ENV_VARS_KEY}.VERL_FOCAL_REWARD_WORKERS=2"])
     with pytest.raises(ConfigError, match="Ray takes strings only"):

@@ -29,7 +29,7 @@ def test_a_foreign_estimator_under_our_name_is_refused_at_start_up(composed_conf
 
     from verl_focal.estimators.focal import compute_f_grpo_advantage
     from verl_focal.integration import registration
-    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.startup.validate import validate_all
 
     registration.register_all()
     cfg = composed_config(["algorithm.adv_estimator=f_grpo"])
@@ -88,7 +88,7 @@ def test_upstream_f_grpo_first_warns_at_import_and_check_refuses():
 
 def test_hooked_trainer_start_refuses_a_bad_config(composed_config):
     """Stock verl main_ppo with trainer_mode=focal_sync builds our hooked class: it checks first."""
-    from verl_focal.integration.trainer import FocalHookMixin
+    from verl_focal.integration.hooks.trainer import FocalHookMixin
 
     class FakeBase:  # stands in for verl's PPOTrainer, whose __init__ starts workers
         def __init__(self, config, *args, **kwargs):
@@ -107,7 +107,7 @@ def test_verl_pins_are_read_from_verls_installed_metadata():
     """Fails the day verl's pins move: then update the README's GPU install note and our extras."""
     import importlib.metadata as md
 
-    from verl_focal.integration.versions import verl_pins
+    from verl_focal.integration.startup.versions import verl_pins
 
     assert md.version("verl") == "0.9.1"
     assert {n: str(r.specifier) for n, r in verl_pins("vllm").items()} == {
@@ -161,7 +161,7 @@ SCORER = [
 def test_our_scorers_reward_kwargs_are_checked_at_start_up(composed_config, override, needle):
     """verl hands reward kwargs to the scorer only in the reward workers: a typo or a bad value
     must be refused by validate_all (check, --dry-run, both entry points), not at step 1."""
-    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.startup.validate import validate_all
 
     with pytest.raises(ConfigError) as info:
         validate_all(composed_config(["algorithm.adv_estimator=f_grpo", *OK, *SCORER, override]))
@@ -169,7 +169,7 @@ def test_our_scorers_reward_kwargs_are_checked_at_start_up(composed_config, over
 
 
 def test_good_reward_kwargs_and_other_scorers_pass(composed_config, tmp_path):
-    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.startup.validate import validate_all
 
     good = ["+reward.custom_reward_function.reward_kwargs.rel_tol=0.001",
             "+reward.custom_reward_function.reward_kwargs.cue_set=math_v1"]

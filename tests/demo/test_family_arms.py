@@ -74,7 +74,7 @@ def test_unlikely_arm_gets_the_pre_update_sequence_log_probs(monkeypatch):
     by teacher forcing on a copy of the pre-update policy; the estimator runs through verl's dispatch."""
     import verl_focal.lab.demo.rl as rl
     from verl_focal.estimators.context import current_context
-    from verl_focal.estimators.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS
+    from verl_focal.estimators.old_log_probs import OLD_LOG_PROB_SUM, OLD_LOG_PROB_TOKENS
     from verl_focal.lab.demo.model import PROMPT_LEN, ModelSpec, build_model, build_tokenizer, sequence_logprob
     from verl_focal.lab.demo.task import split_problems
 

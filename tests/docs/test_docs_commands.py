@@ -128,7 +128,7 @@ def test_a_command_that_does_not_parse_is_caught():
 def main_ppo_problems(argv: list[str]) -> list[str]:
     """What is wrong with ``python -m verl_focal.main_ppo ARGV`` without composing: its flags, the trainer
     name, and the keys of overrides under our ``algorithm.*`` sections (``...`` stands for "more overrides")."""
-    from verl_focal.integration.preflight import TRAINERS, _schema_keys
+    from verl_focal.integration.startup.compose import TRAINERS, _schema_keys
 
     out, it = [], iter(argv)
     for a in it:

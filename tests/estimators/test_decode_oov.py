@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from verl_focal.estimators.decode import BatchDecoder
+from verl_focal.step.decode import BatchDecoder
 from verl_harness import byte_level_tokenizer
 
 TEXTS = ["The answer is 110.", "Soit x ∈ ℝ, alors x² ≥ 0.", "三角形の面積は 1/2·底辺·高さ。", "emoji 🙂 ok"] * 10

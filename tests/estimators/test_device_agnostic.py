@@ -22,8 +22,8 @@ import verl_focal
 from _reference import make_grouped_batch
 from verl_focal.estimators import all_specs
 from verl_focal.estimators.context import AdvantageContext
-from verl_focal.estimators.rows import sequence_log_prob_columns
-from verl_focal.estimators.step import AdvantageStep
+from verl_focal.estimators.old_log_probs import sequence_log_prob_columns
+from verl_focal.step.seam import AdvantageStep
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "partition"))
 import cue_corpus  # noqa: E402
@@ -146,7 +146,7 @@ class _FakeCuda(torch.Tensor):
 
 
 def test_dataproto_response_ids_are_copied_to_the_host_first():
-    from verl_focal.estimators.rows import dataproto_rows
+    from verl_focal.step.rows import dataproto_rows
 
     resp = torch.tensor([[5, 6, 7], [8, 9, 0]]).as_subclass(_FakeCuda)
     mask = torch.tensor([[1, 1, 0], [1, 1, 1]]).as_subclass(_FakeCuda)

@@ -1,4 +1,4 @@
-"""The one step seam (estimators/step.py begin / finish) on a stand-in estimator: the prefetch is joined once for
+"""The one step seam (step/seam.py begin / finish) on a stand-in estimator: the prefetch is joined once for
 the same rows, and a prefetch that fails to start, or fails, is counted and never stops the step."""
 
 from types import SimpleNamespace
@@ -8,7 +8,7 @@ import pytest
 
 from verl_focal.estimators.context import AdvantageContext, current_context
 from verl_focal.estimators.spec import EstimatorSpec
-from verl_focal.estimators.step import PENDING, begin, finish
+from verl_focal.step.seam import PENDING, begin, finish
 
 SPEC = EstimatorSpec("stand_in", lambda *a, **k: None, needs=frozenset({"acc"}))
 UIDS = ("a", "a", "b", "b")

@@ -168,7 +168,8 @@ def _preflight(case: tuple[str, list[str]]) -> str | None:
 
             require_verl()
             return None
-        from verl_focal.integration.preflight import compose_config, validate_all
+        from verl_focal.integration.startup.compose import compose_config
+        from verl_focal.integration.startup.validate import validate_all
 
         validate_all(compose_config([*overrides, *MICRO], trainer=trainer), trainer)
     except UserError as e:

@@ -3,7 +3,7 @@
 A multi-turn agent loop may return several outputs per session; verl writes each under
 ``{uid}_{session}_{index}`` and copies the final output's reward and reward extras onto the
 earlier ones (``agent_loop_tq._agent_loop_postprocess``); the rows here are written the same way.
-The documented rule (estimators/sessions.py, docs/methods.md §1): every estimator of ours sees
+The documented rule (step/sessions.py, docs/methods.md §1): every estimator of ours sees
 each session once, through its final output, and every output of the session gets that
 session's advantage.  Checked per estimator against the same estimator on a batch of the final
 outputs alone.  Only the trainer's GPU-bound ``__init__`` is skipped and its actor worker group

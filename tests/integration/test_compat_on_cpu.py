@@ -11,7 +11,7 @@ from verl.experimental.separation.ray_trainer import SeparateRayPPOTrainer
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer
 
 from verl_focal.integration import compat
-from verl_focal.integration.trainer import FocalHookMixin
+from verl_focal.integration.hooks.trainer import FocalHookMixin
 
 PKG = pathlib.Path(compat.__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ def test_every_method_the_v1_hook_overrides_is_in_the_contract_and_no_other():
 
 
 def test_every_separated_trainer_method_the_hook_wraps_is_in_the_contract():
-    from verl_focal.integration.post_import import is_hooked
+    from verl_focal.integration.hooks.post_import import is_hooked
 
     wrapped = {n for n in dir(SeparateRayPPOTrainer) if is_hooked(getattr(SeparateRayPPOTrainer, n))}
     assert wrapped == {"_fit_compute_log_prob", "_fit_compute_advantage"}

@@ -44,7 +44,7 @@ def test_our_keys_need_no_plus_and_verl_keys_still_compose(composed_config):
 def test_unknown_key_gets_did_you_mean_not_hydras_plus_advice(composed_config, override, message):
     """Struct mode rejects the key; under our namespaces the advice is the right name, never "use +"."""
     from verl_focal.config.errors import ConfigError
-    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.startup.validate import validate_all
 
     with pytest.raises(ConfigError, match=message) as info:
         validate_all(composed_config([override]))  # "+key" composes, and our schema refuses it
@@ -116,7 +116,7 @@ def test_bad_config_messages(algo, message):
 
 
 def test_validate_all_runs_verls_own_checks(composed_config):
-    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.startup.validate import validate_all
 
     cfg = composed_config(["algorithm.adv_estimator=no_such_estimator"])
     with pytest.raises(ValueError, match="no_such_estimator"):
@@ -151,7 +151,7 @@ def test_docs_config_table_is_current():
 
 
 def test_start_up_validation_catches_a_judge_without_its_key_variable(composed_config, monkeypatch):
-    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.startup.validate import validate_all
 
     monkeypatch.delenv("VERL_FOCAL_TEST_NO_SUCH_KEY", raising=False)
     cfg = composed_config(

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from verl_focal.estimators.decode import BatchDecoder, byte_level_table
-from verl_focal.estimators.rows import nested_rows
+from verl_focal.step.columns import nested_rows
+from verl_focal.step.decode import BatchDecoder, byte_level_table
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "partition"))
 import cue_corpus  # noqa: E402

@@ -19,7 +19,8 @@ from _reference_family import (
 )
 from verl_focal.config.schema import ConfigError, validate_algorithm_config
 from verl_focal.estimators.context import use_context
-from verl_focal.estimators.rows import OLD_LOG_PROBS, build_context
+from verl_focal.estimators.old_log_probs import OLD_LOG_PROBS
+from verl_focal.step.rows import build_context
 
 SIZES = [8, 3, 8, 5, 4, 8]
 
@@ -355,7 +356,7 @@ def _full(composed_config, *overrides):
 
 
 def test_start_up_refuses_k_above_rollout_n(composed_config):
-    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.startup.validate import validate_all
 
     cfg = _full(composed_config, "algorithm.adv_estimator=passk_grpo", "algorithm.passk.k=8")
     with pytest.raises(ConfigError, match=r"algorithm.passk.k=8 is larger than actor_rollout_ref.rollout.n=4"):
@@ -366,7 +367,7 @@ def test_start_up_refuses_k_above_rollout_n(composed_config):
 
 @pytest.mark.parametrize("est", ["passk_grpo", "unlikely_grpo", "maxrl", "ds_grpo"])
 def test_start_up_accepts_the_family_with_good_settings(composed_config, est):
-    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.startup.validate import validate_all
 
     sections = validate_all(_full(composed_config, f"algorithm.adv_estimator={est}", "algorithm.passk.k=4"))
     assert sections["passk"].k == 4 and sections["unlikely"].beta == 0.25
@@ -381,8 +382,8 @@ NO_ROLLOUT_LP = "actor_rollout_ref.rollout.calculate_log_probs=false"  # verl's 
 @pytest.mark.parametrize("est", ["unlikely_grpo", "ds_grpo"])
 def test_start_up_refuses_bypass_mode_without_the_rollouts_log_probs(composed_config, est):
     """verl's bypass mode takes the old log-probs from the rollout: without calculate_log_probs there are none."""
-    from verl_focal.integration.preflight import validate_all
-    from verl_focal.integration.trainer import hooked_trainer_cls
+    from verl_focal.integration.hooks.trainer import hooked_trainer_cls
+    from verl_focal.integration.startup.validate import validate_all
 
     cfg = _full(composed_config, f"algorithm.adv_estimator={est}", BYPASS, NO_ROLLOUT_LP)
     with pytest.raises(ConfigError, match=rf"algorithm.adv_estimator={est} reads the rollout policy's log-probs.*"
@@ -399,7 +400,7 @@ def test_hooked_trainer_refuses_k_above_n_before_verls_init(composed_config):
 
     verl's PPOTrainer.__init__ (workers, GPUs) is never reached: the check raises before it.
     """
-    from verl_focal.integration.trainer import hooked_trainer_cls
+    from verl_focal.integration.hooks.trainer import hooked_trainer_cls
 
     cfg = _full(composed_config, "algorithm.adv_estimator=passk_grpo", "algorithm.passk.k=5")
     with pytest.raises(ConfigError, match=r"algorithm.passk.k=5 is larger than actor_rollout_ref.rollout.n=4"):

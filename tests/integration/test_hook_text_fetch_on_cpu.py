@@ -114,7 +114,7 @@ def test_f_grpo_reads_no_text_and_its_reward_extras_in_the_background(transfer_q
 
 def test_a_failed_prefetch_is_counted_and_the_step_does_the_work(transfer_queue, composed_config, tokenizer,
                                                                  monkeypatch):
-    import verl_focal.integration.trainer as hook
+    import verl_focal.integration.hooks.trainer as hook
 
     rows = _rows()
     meta, _ = _put(transfer_queue, tokenizer, rows, True, np.random.default_rng(7))

@@ -1,4 +1,4 @@
-"""One table of hooked trainer modes (integration/modes.py), used by the trainer and the TaskRunner."""
+"""One table of hooked trainer modes (integration/hooks/modes.py), used by the trainer and the TaskRunner."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 from omegaconf import OmegaConf
 from verl.trainer.ppo.v1.trainer_base import get_trainer_cls
 
-from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
-from verl_focal.integration.runner import select_hooked_mode
-from verl_focal.integration.trainer import FocalHookMixin, hooked_trainer_cls
+from verl_focal.integration.hooks.modes import HOOKED_MODES, hooked_mode
+from verl_focal.integration.hooks.runner import select_hooked_mode
+from verl_focal.integration.hooks.trainer import FocalHookMixin, hooked_trainer_cls
 
 
 def test_each_verl_mode_maps_to_a_registered_hooked_trainer_on_the_same_base():

@@ -7,7 +7,7 @@ uid and go through the other branch: the tests run them through verl's real v1 p
 (``compute_advantage_for_multi_trajectories``) with ``use_pf_ppo=true`` and check every row against its own
 group (loop reference).  Nothing is faked: verl's own functions run on CPU.  Since nothing reads
 ``use_pf_ppo`` for our estimators, and GAE mis-pairs on v1, start-up refuses both
-(``integration/no_signal.check_pf_ppo``); if verl ever applies pf_ppo to every estimator, the first test fails.
+(``integration/startup/no_signal.check_pf_ppo``); if verl ever applies pf_ppo to every estimator, the first test fails.
 """
 
 import numpy as np
@@ -77,7 +77,7 @@ def test_gae_with_use_pf_ppo_reorders_rows_which_v1_writes_back_in_the_old_order
 ])
 def test_start_up_refuses_use_pf_ppo_where_nothing_reads_it_or_it_mis_pairs(composed_config, est, use_v1, needle):
     from verl_focal.config.errors import ConfigError
-    from verl_focal.integration.preflight import validate_start
+    from verl_focal.integration.startup.validate import validate_start
 
     cfg = composed_config([f"algorithm.adv_estimator={est}", "algorithm.use_pf_ppo=true",
                            f"trainer.use_v1={str(use_v1).lower()}"])

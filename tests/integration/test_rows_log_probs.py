@@ -3,14 +3,13 @@
 import pytest
 import torch
 
-from verl_focal.estimators.rows import (
+from verl_focal.estimators.old_log_probs import (
     OLD_LOG_PROB_SUM,
     OLD_LOG_PROB_TOKENS,
     OLD_LOG_PROBS,
-    attach_old_log_probs,
-    build_context,
     sequence_log_prob_columns,
 )
+from verl_focal.step.rows import attach_old_log_probs, build_context
 
 ROWS = [[-0.5, -1.0, -0.25], [-2.0], [-0.1, -0.1]]
 MASKS = [[1, 1, 0], [1], [1, 1]]  # a masked token (e.g. a tool response) in row 0
@@ -72,7 +71,7 @@ def test_input_metrics_count_the_rows_whose_inputs_arrived():
     """``verl_focal/acc_rows_frac`` and ``verl_focal/old_log_prob_rows_frac``: finite values / rows."""
     import math
 
-    from verl_focal.estimators.step import input_metrics
+    from verl_focal.step.seam import input_metrics
 
     infos = [{"acc": 1.0}, {"acc": 0.0}, {}, {"acc": 1.0}]  # row 2: no acc extra
     cols = {OLD_LOG_PROB_SUM: [-1.0, math.nan, -2.0, -0.5], OLD_LOG_PROB_TOKENS: [1.0, 0.0, 2.0, 1.0]}

@@ -28,7 +28,7 @@ from verl import DataProto
 
 import verl_focal.plugin  # noqa: F401  (registers the estimators; hooks the separated trainers on import)
 from _reference_family import ds_grpo_rows_reference, maxrl_rows_reference, unlikely_rows_reference
-from verl_focal.integration.preflight import compose_config
+from verl_focal.integration.startup.compose import compose_config
 from verl_focal.partition.cues import signature
 from verl_harness import separated_trainer
 
@@ -208,7 +208,7 @@ def test_separated_trainers_compose_with_the_values_their_trainers_require(kind)
     assert config.actor_rollout_ref.hybrid_engine is False
     # fully-async's rollouter feeds prompts one at a time: data.train_batch_size must be 0 there
     assert config.data.train_batch_size == (0 if kind == "fully_async" else 1024)
-    from verl_focal.integration.preflight import validate_all
+    from verl_focal.integration.startup.validate import validate_all
 
     validate_all(config, kind)  # verl's own batch checks run on the batch a fully-async step trains on
     overridden = compose_config([*MICRO, "actor_rollout_ref.hybrid_engine=true"], trainer=kind)

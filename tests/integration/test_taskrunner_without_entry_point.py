@@ -19,7 +19,7 @@ import textwrap
 
 import pytest
 
-COMPOSE = "from verl_focal.integration.preflight import compose_config\n"
+COMPOSE = "from verl_focal.integration.startup.compose import compose_config\n"
 
 
 def _run(body: str) -> subprocess.CompletedProcess:
@@ -37,8 +37,8 @@ def test_our_taskrunner_is_hooked_without_the_entry_point(use_v1):
         assert "verl_focal.plugin" not in sys.modules  # the entry point really was skipped
         from verl_focal.integration import runner
         from verl_focal.integration.compat import install
-        from verl_focal.integration.dataproto_hook import install_legacy_hook
-        from verl_focal.integration.post_import import is_hooked
+        from verl_focal.integration.hooks.dataproto_hook import install_legacy_hook
+        from verl_focal.integration.hooks.post_import import is_hooked
         cfg = compose_config(["algorithm.adv_estimator=f_grpo", "trainer.use_v1={str(use_v1).lower()}"])
         if {use_v1}:
             runner.check_here(cfg, ["advantage", "v1"])
@@ -63,7 +63,7 @@ def test_a_process_without_the_hooks_is_refused_in_one_line():
     proc = _run("""
         import verl
         from verl_focal.config.errors import ConfigError
-        from verl_focal.integration.arrange import require_live
+        from verl_focal.integration.hooks.arrange import require_live
         cfg = compose_config(["algorithm.adv_estimator=f_grpo"])
         for features in (["advantage", "v1"], ["advantage", "legacy"], ["separated"]):
             try:
@@ -89,8 +89,8 @@ def test_a_process_without_the_hooks_is_refused_in_one_line():
     ("verl_focal.plugin,x", "ignored", "verl_focal.plugin,x"),
 ])
 def test_forward_plugin_adds_our_module_once(monkeypatch, user, environ, expected):
-    from verl_focal.integration.preflight import compose_config
-    from verl_focal.integration.runner import forward_plugin
+    from verl_focal.integration.hooks.runner import forward_plugin
+    from verl_focal.integration.startup.compose import compose_config
 
     if environ is None:
         monkeypatch.delenv("VERL_USE_EXTERNAL_MODULES", raising=False)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from verl_focal.estimators.context import AdvantageContext, LazyTexts
-from verl_focal.estimators.rows import text_rows
+from verl_focal.step.rows import text_rows
 
 #           g0: 3 correct, 1 wrong (mixed)   g1: 1 correct   g2: all correct   g3: acc missing on one row
 UIDS = ["g0", "g1", "g0", "g2", "g0", "g1", "g2", "g0", "g3", "g3"]

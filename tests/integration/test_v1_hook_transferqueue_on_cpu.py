@@ -75,8 +75,8 @@ def test_builtin_estimator_passes_through_untouched(transfer_queue, composed_con
 
 def test_one_transferqueue_read_gives_every_per_row_field(transfer_queue, composed_config, tokenizer):
     """``tq_rows``: uids, reward extras and problems row-aligned; responses read and decoded on demand."""
-    from verl_focal.estimators.rows import context_from_rows
-    from verl_focal.integration.trainer import tq_rows
+    from verl_focal.step.rows import context_from_rows
+    from verl_focal.step.tq_rows import tq_rows
 
     groups = {"t0": [("case one", 1.0, 1), ("complement count", 1.0, 1)], "t1": [("answer is 9", 0.0, 0)]}
     meta = put_rollouts(transfer_queue, _rollouts(tokenizer, groups), rng=np.random.default_rng(2))

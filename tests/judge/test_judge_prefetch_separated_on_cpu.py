@@ -32,7 +32,7 @@ from verl_harness import separated_trainer
 def test_separated_trainer_sends_the_judge_requests_at_the_log_prob_pass(judge_server):
     import verl_focal.partition.judge  # noqa: F401  (registers the partitioner)
     import verl_focal.plugin  # noqa: F401  (hooks the separated trainers when their module is imported)
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.compose import compose_config
 
     for u in GOOD:  # each request is held at the server until the "old-log-prob pass" is over
         judge_server.script(f"sep_{u}", ("gate", "sep_pass_over", ("json", GOOD[u])))

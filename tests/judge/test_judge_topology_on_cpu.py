@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 from verl_focal.config.errors import ConfigError
-from verl_focal.integration.preflight import validate_start
+from verl_focal.integration.startup.validate import validate_start
 
 JUDGE = ["algorithm.adv_estimator=cue_grpo", "algorithm.cue.partitioner=judge", "algorithm.cue.judge.model=judge-model"]
 
@@ -41,7 +41,7 @@ def test_loopback_url_and_local_cache_warn_on_several_nodes(composed_config, tmp
 
 
 def test_the_taskrunner_probes_the_judge_from_its_own_process(composed_config, judge_server, closed_port_url):
-    from verl_focal.integration.runner import check_here
+    from verl_focal.integration.hooks.runner import check_here
 
     ok = composed_config([*JUDGE, f"algorithm.cue.judge.base_url={judge_server.base_url}"])
     check_here(ok, ["advantage", "v1"])

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from verl_focal.integration.run_size import saves_and_peak
+from verl_focal.integration.startup.run_size import saves_and_peak
 
 ROOT = Path(__file__).resolve().parents[2]
 DS = ROOT / "recipes" / "deepscaler"
@@ -111,7 +111,7 @@ def test_the_two_node_line_keeps_the_papers_setting(node):
 def test_the_line_without_a_keep_limit_hf_weights_lora_and_no_saves(node):
     from omegaconf import OmegaConf
 
-    from verl_focal.integration.run_size import checkpoint_disk_line
+    from verl_focal.integration.startup.run_size import checkpoint_disk_line
 
     params = qwen25_7b_parameters()
     cfg = OmegaConf.create({

@@ -2,7 +2,7 @@
 
 Each script is asked for its override list (``--print-overrides``: bash only, no Python), and all
 lists are composed and validated in this one process with the same functions the launch uses
-(``verl_focal.integration.preflight.compose_config`` and verl's ``validate_config``), since importing verl
+(``verl_focal.integration.startup.compose.compose_config`` and verl's ``validate_config``), since importing verl
 costs 7-10 s per process.  One test runs a real ``--dry-run`` end to end.
 """
 
@@ -47,14 +47,14 @@ DEFAULTS_OVERRIDE = "+recipe=deepscaler"  # the only override that changes Hydra
 
 @cache
 def _base():
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.compose import compose_config
 
     return compose_config([DEFAULTS_OVERRIDE])
 
 
 def full_compose(overrides: list[str]):
     """Hydra's compose, exactly as `python -m verl_focal.main_ppo --dry-run` does it (2-5 s each)."""
-    from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.compose import compose_config
 
     return compose_config(list(overrides))
 
@@ -578,7 +578,7 @@ def test_every_recipe_passes_its_dry_run_checks_on_the_example_data(name, exampl
     and holds rows."""
     import pyarrow.parquet as pq
 
-    from verl_focal.integration.preflight import check_local_paths
+    from verl_focal.data.local_inputs import check_local_paths
 
     script, env = EXAMPLE_CASES[name]
     cfg = compose(script, DATA_DIR=str(example_dir), **env)

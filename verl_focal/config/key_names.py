@@ -1,13 +1,15 @@
 """Names of config keys: the existing key a user most likely meant, found by leaf name too.
 
 Pure helpers over a composed config (as plain dicts) and our estimators' sections (passed in by the caller:
-:func:`verl_focal.estimators.sections_by_estimator`); used by composition (:mod:`~verl_focal.integration.compose`,
-for a key Hydra refuses) and by :mod:`~verl_focal.integration.unread` (for ``+``-added and legacy keys).  The
+:func:`verl_focal.estimators.sections_by_estimator`); used by composition
+(:mod:`~verl_focal.integration.startup.compose`, for a key Hydra refuses) and by
+:mod:`~verl_focal.integration.startup.unread` (for ``+``-added and legacy keys).  The
 known keys are the config's own, never a copied list.  No verl import.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -29,10 +31,19 @@ def _walk(node: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def config_get(config: Any, key: str, default: Any = None) -> Any:
-    """``config[key]`` for a dotted ``key`` of a DictConfig or plain dict; ``default`` when absent."""
+    """``config[key]`` for a dotted ``key`` of a DictConfig, a plain dict or a dataclass (a parsed section such as
+    ``CueConfig``, verl's ``AlgoConfig``): the one dotted getter of the package.  ``default`` when a part is absent,
+    is None, or is a leaf (``None`` config included); a ``???`` value counts as absent.
+
+    >>> config_get({"algorithm": {"cue": {"rho": 0.5}}}, "algorithm.cue.rho"), config_get({}, "a.b", 3)
+    (0.5, 3)
+    """
     node = config
     for part in key.split("."):
-        node = node.get(part, None) if hasattr(node, "get") else None
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            node = getattr(node, part, None)
+        else:
+            node = node.get(part, None) if hasattr(node, "get") else None
         if node is None:
             return default
     return node

@@ -1,7 +1,7 @@
 """When verl 0.9.1 reads a key: the keys that exist in its config but are read only under a condition.
 
 A key the user sets that nothing reads under the run's configuration is refused at start-up, like a key that exists
-in no config (:mod:`verl_focal.integration.unread`): a "KL control" with ``kl_loss_coef`` but no
+in no config (:mod:`verl_focal.integration.startup.unread`): a "KL control" with ``kl_loss_coef`` but no
 ``use_kl_loss=true`` is plain GRPO, and ``critic.*`` under a critic-free estimator changes nothing.  Each entry of
 :data:`LIVENESS` names the keys, the condition under which verl reads them, and where in verl that condition
 sits; ``tests/config/test_liveness_against_verl.py`` checks every entry against verl's own code.  No verl import.

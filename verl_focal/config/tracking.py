@@ -2,8 +2,8 @@
 
 verl's default ``trainer.logger=[console, wandb]`` fails in ``wandb.init``, inside ``fit()``, after every worker and
 engine has started, when no key is configured.  :func:`check_logger` runs wherever
-:func:`~verl_focal.integration.preflight.validate_start` runs, our TaskRunner included, so a key set on the driver's
-node only is refused where the logger will run.
+:func:`~verl_focal.integration.startup.validate.validate_start` runs, our TaskRunner included, so a key set on the
+driver's node only is refused where the logger will run.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Our advantage estimators in verl's calling convention, and the per-step data they read.
+"""Our advantage estimators in verl's calling convention, and their input type (:mod:`.context`).
 
-Nothing here imports verl: :mod:`verl_focal.integration.registration` writes :func:`all_specs` into
-verl's registry, and the trainer hooks (:mod:`verl_focal.integration`) build each step's
-:class:`~verl_focal.estimators.context.AdvantageContext` and run
-:class:`~verl_focal.estimators.step.AdvantageStep`.
+Nothing here imports verl, nor :mod:`verl_focal.step` (which sits above): :mod:`verl_focal.integration.registration`
+writes :func:`all_specs` into verl's registry, and the trainer hooks (:mod:`verl_focal.integration.hooks`) build each
+step's :class:`~verl_focal.estimators.context.AdvantageContext` through :mod:`verl_focal.step` and run
+:class:`~verl_focal.step.seam.AdvantageStep`.
 
 * :mod:`.focal` -- ``f_grpo`` (F-GRPO; F-DAPO and F-CISPO with verl's settings);
 * :mod:`.cue` -- ``cue_grpo``, ``f_cue_grpo`` (Cue-GRPO), with :mod:`.cue_step` (partition before the call);

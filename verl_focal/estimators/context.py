@@ -6,7 +6,7 @@ verl/trainer/ppo/ray_trainer.py, which every verl trainer calls).  Everything el
 estimator needs per row -- correctness ``acc`` from the reward extras, the
 decoded response text, the problem, precomputed cluster labels -- travels in an
 :class:`AdvantageContext`, an argument of our estimators (``ctx=``).  The step seam
-(:func:`~verl_focal.estimators.step.finish`) installs it with :func:`use_context` around
+(:func:`~verl_focal.step.seam.finish`) installs it with :func:`use_context` around
 verl's own advantage computation; the hook around verl's ``compute_advantage`` reads it once
 with :func:`current_context` and hands it to the estimator, which checks, row by row, that it
 describes the batch it was given (:meth:`AdvantageContext.check_alignment`).
@@ -51,13 +51,13 @@ class AdvantageContext:
     metrics:         diagnostics the estimator and ``prepare`` steps add; the hook logs them.
     source:          where the rows came from ("v1-transferqueue", "dataproto", "manual", ...).
     sessions:        ``(final_rows, owner)`` when the context holds only each agent session's final output
-                     (v1 multi-output sessions, :func:`~verl_focal.estimators.sessions.session_finals`): the
+                     (v1 multi-output sessions, :func:`~verl_focal.step.sessions.session_finals`): the
                      rows of verl's batch it describes, and each batch row's position among them.
     prefetched:      group-level results an estimator's ``prefetch`` computed for exactly these rows, by name
                      (the cue partition's labels and metrics); :meth:`select` leaves them behind, so a
                      narrowed context has none and ``prepare`` does the work for its rows.
     settings:        the step's ``algorithm`` config, parsed once (:func:`~verl_focal.config.schema.parse_settings`)
-                     by :class:`~verl_focal.estimators.step.AdvantageStep`; the estimator reads it instead of
+                     by :class:`~verl_focal.step.seam.AdvantageStep`; the estimator reads it instead of
                      parsing verl's ``config`` again.  None: the estimator parses ``config`` itself.
     """
 

@@ -29,8 +29,8 @@ from verl_focal.config.schema import CueConfig
 from verl_focal.core.credit import credit_multipliers_batch
 from verl_focal.estimators.context import AdvantageContext
 from verl_focal.estimators.cue_step import cue_needs, prefetch_cue, prepare_cue
-from verl_focal.estimators.focal import base_advantage, broadcast, focal_row_weights
-from verl_focal.estimators.inputs import EstimatorInputs, gather_inputs
+from verl_focal.estimators.focal import base_advantage, focal_row_weights
+from verl_focal.estimators.inputs import EstimatorInputs, broadcast, gather_inputs
 from verl_focal.estimators.spec import EstimatorSpec
 from verl_focal.partition.batch import partition_rows, rows_to_partition
 from verl_focal.partition.diagnostics import credit_diagnostics

@@ -23,10 +23,8 @@ import torch
 from verl_focal.core.groups import group_advantage, group_counts
 from verl_focal.core.smoothing import mean_log_prob, smoothing_term
 from verl_focal.estimators.context import AdvantageContext
-from verl_focal.estimators.focal import broadcast
-from verl_focal.estimators.inputs import gather_inputs, resolve_base
-from verl_focal.estimators.old_log_probs import check_old_log_probs_startup, read_old_log_probs
-from verl_focal.estimators.rows import OLD_LOG_PROBS
+from verl_focal.estimators.inputs import broadcast, gather_inputs, resolve_base
+from verl_focal.estimators.old_log_probs import OLD_LOG_PROBS, check_old_log_probs_startup, read_old_log_probs
 from verl_focal.estimators.spec import EstimatorSpec
 
 __all__ = ["SPEC", "compute_ds_grpo_advantage"]

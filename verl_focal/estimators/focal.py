@@ -16,10 +16,10 @@ import torch
 from verl_focal.core.focal import focal_weight
 from verl_focal.core.groups import group_advantage, group_success_rate
 from verl_focal.estimators.context import AdvantageContext
-from verl_focal.estimators.inputs import EstimatorInputs, gather_inputs, resolve_base
+from verl_focal.estimators.inputs import EstimatorInputs, broadcast, gather_inputs, resolve_base
 from verl_focal.estimators.spec import EstimatorSpec
 
-__all__ = ["SPEC", "compute_f_grpo_advantage", "focal_diagnostics", "base_advantage", "focal_row_weights", "broadcast"]
+__all__ = ["SPEC", "compute_f_grpo_advantage", "focal_diagnostics", "base_advantage", "focal_row_weights"]
 
 
 def focal_diagnostics(
@@ -62,12 +62,6 @@ def focal_row_weights(inp: EstimatorInputs) -> torch.Tensor:
     if inp.ctx is not None:
         inp.ctx.metrics.update(focal_diagnostics(inp, p_hat, n, weight))
     return weight[inp.gid]
-
-
-def broadcast(scalars: torch.Tensor, token_level_rewards: torch.Tensor, response_mask: torch.Tensor):
-    """One scalar per row over its response tokens, masked; returned as (advantages, returns)."""
-    advantages = scalars.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask
-    return advantages, advantages
 
 
 def compute_f_grpo_advantage(

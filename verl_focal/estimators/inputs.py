@@ -4,7 +4,8 @@
 index)`` plus the step's :class:`AdvantageContext` (an argument, passed by the hook) into validated, row-aligned
 tensors: scalar scores, the valid-row mask, contiguous group ids, correctness
 and the parsed config sections.  Kept separate so ``f_grpo`` and the Cue-GRPO
-estimators share one data path.
+estimators share one data path; :func:`broadcast` is what every one of them does last (one scalar per row
+over its response tokens).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from verl_focal.config.schema import AlgorithmSettings, ConfigError, parse_setti
 from verl_focal.core.groups import group_ids
 from verl_focal.estimators.context import AdvantageContext
 
-__all__ = ["CORRECTNESS_KEYS", "EstimatorInputs", "gather_inputs", "resolve_base", "settings_for"]
+__all__ = ["CORRECTNESS_KEYS", "EstimatorInputs", "broadcast", "gather_inputs", "resolve_base", "settings_for"]
 
 #: the keys of ``algorithm.focal`` that say where correctness comes from: every estimator of ours reads them
 CORRECTNESS_KEYS = frozenset({"correctness", "correct_threshold", "acc_key"})
@@ -147,3 +148,9 @@ def gather_inputs(
         ctx=ctx,
         index=index,
     )
+
+
+def broadcast(scalars: torch.Tensor, token_level_rewards: torch.Tensor, response_mask: torch.Tensor):
+    """One scalar per row over its response tokens, masked; returned as (advantages, returns)."""
+    advantages = scalars.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask
+    return advantages, advantages

@@ -18,8 +18,7 @@ import torch
 
 from verl_focal.core.maxrl import maxrl_advantage
 from verl_focal.estimators.context import AdvantageContext
-from verl_focal.estimators.focal import broadcast
-from verl_focal.estimators.inputs import gather_inputs
+from verl_focal.estimators.inputs import broadcast, gather_inputs
 from verl_focal.estimators.spec import EstimatorSpec
 
 __all__ = ["SPEC", "compute_maxrl_advantage"]

@@ -19,11 +19,11 @@ from typing import Any
 
 import torch
 
+from verl_focal.config.key_names import config_get
 from verl_focal.config.schema import ConfigError, parse_settings
 from verl_focal.core.passk_advantage import passk_row_advantage
 from verl_focal.estimators.context import AdvantageContext
-from verl_focal.estimators.focal import broadcast
-from verl_focal.estimators.inputs import gather_inputs
+from verl_focal.estimators.inputs import broadcast, gather_inputs
 from verl_focal.estimators.spec import EstimatorSpec
 
 __all__ = ["SPEC", "check_passk_startup", "compute_passk_grpo_advantage"]
@@ -32,7 +32,7 @@ __all__ = ["SPEC", "check_passk_startup", "compute_passk_grpo_advantage"]
 def check_passk_startup(config: Any) -> None:
     """Refuse ``algorithm.passk.k`` larger than ``actor_rollout_ref.rollout.n`` before anything starts."""
     passk = parse_settings(config.algorithm).passk
-    n = config.get("actor_rollout_ref", {}).get("rollout", {}).get("n", None)
+    n = config_get(config, "actor_rollout_ref.rollout.n")
     if n is not None and passk.k > int(n):
         raise ConfigError(
             f"algorithm.passk.k={passk.k} is larger than actor_rollout_ref.rollout.n={n}: a group cannot hold a "

@@ -14,7 +14,7 @@ the paper's π_θold(y|x)) or its per-token mean (``mean``, the authors' code).
 The log-probs are verl's ``old_log_probs`` (the actor's recomputed ones, or the rollout's in
 verl's bypass mode), which verl does not pass to an estimator: the hook around verl's
 ``compute_advantage`` reduces them from the DataProto it is handed
-(:func:`~verl_focal.estimators.rows.sequence_log_prob_columns`) into the
+(:func:`~verl_focal.estimators.old_log_probs.sequence_log_prob_columns`) into the
 :class:`~verl_focal.estimators.context.AdvantageContext`, and :mod:`.old_log_probs` reads them
 there.  Called without the hook, the estimator refuses; a config without old log-probs
 (bypass mode without the rollout's) is refused at start-up.
@@ -29,10 +29,13 @@ import torch
 from verl_focal.core.groups import group_advantage
 from verl_focal.core.unlikeliness import sequence_log_likelihood, unlikeliness_factor
 from verl_focal.estimators.context import AdvantageContext
-from verl_focal.estimators.focal import broadcast
-from verl_focal.estimators.inputs import gather_inputs, resolve_base
-from verl_focal.estimators.old_log_probs import MissingLogProbsError, check_old_log_probs_startup, read_old_log_probs
-from verl_focal.estimators.rows import OLD_LOG_PROBS
+from verl_focal.estimators.inputs import broadcast, gather_inputs, resolve_base
+from verl_focal.estimators.old_log_probs import (
+    OLD_LOG_PROBS,
+    MissingLogProbsError,
+    check_old_log_probs_startup,
+    read_old_log_probs,
+)
 from verl_focal.estimators.spec import EstimatorSpec
 
 __all__ = ["SPEC", "MissingLogProbsError", "compute_unlikely_grpo_advantage"]

@@ -101,8 +101,10 @@ def get_spec(name: Any) -> EstimatorSpec | None:
 
 def run_startup_check(config: Any) -> None:
     """Run the ``startup_check`` of the estimator named by ``config.algorithm.adv_estimator``, if any."""
-    algorithm = config.get("algorithm", None) if hasattr(config, "get") else None
-    spec = get_spec(algorithm.get("adv_estimator", None)) if algorithm is not None else None
+    from verl_focal.config.key_names import config_get
+
+    est = config_get(config, "algorithm.adv_estimator")
+    spec = get_spec(est) if est is not None else None
     if spec is not None and spec.startup_check is not None:
         spec.startup_check(config)
 

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from typing import Any
 
 from verl_focal.config.errors import ConfigError
+from verl_focal.config.key_names import config_get
 from verl_focal.partition.base import Partitioner, get_partitioner
 
 __all__ = [
     "STRATEGY_CUE_FIELDS",
-    "section_value",
     "strategy_cue_kwargs",
     "partitioner_kwargs",
     "partitioner_for",
@@ -46,15 +46,6 @@ _CACHE: dict[str, Partitioner] = {}
 _CACHE_LOCK = threading.RLock()
 
 
-def section_value(section: Any, key: str) -> Any:
-    """``section[key]`` for a mapping / OmegaConf node, ``section.key`` for a dataclass; None if absent."""
-    if section is None:
-        return None
-    if isinstance(section, dict) or hasattr(section, "get") and not dataclasses.is_dataclass(section):
-        return section.get(key, None)
-    return getattr(section, key, None)
-
-
 def strategy_cue_kwargs(cue: Any) -> dict[str, Any]:
     """The ``strategy_cue`` constructor arguments that ``algorithm.cue`` sets (fields it lacks are skipped).
 
@@ -63,7 +54,7 @@ def strategy_cue_kwargs(cue: Any) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for arg, fld in STRATEGY_CUE_FIELDS:
-        value = section_value(cue, fld)
+        value = config_get(cue, fld)
         if value is not None:
             out[arg] = value
     return out
@@ -85,7 +76,7 @@ def partitioner_kwargs(cue: Any, name: str, overrides: dict[str, Any] | None = N
     overrides = dict(overrides or {})
     out: dict[str, Any] = {}
     if name == "random":
-        seed = section_value(cue, "seed")
+        seed = config_get(cue, "seed")
         if seed is not None:
             out["seed"] = seed
         if overrides.get("reference", "strategy_cue") == "strategy_cue":
@@ -99,7 +90,7 @@ def _judge_recipe(cue: Any) -> tuple[dict[str, Any], Callable[[], Partitioner]]:
     from verl_focal.partition.judge.config import coerce_judge_config
     from verl_focal.partition.judge.partitioner import JudgePartitioner
 
-    judge = coerce_judge_config(section_value(cue, "judge"))
+    judge = coerce_judge_config(config_get(cue, "judge"))
     fallback = partitioner_kwargs(cue, judge.fallback)  # partitioner_kwargs belong to a judge-less setup
     return ({"judge": dataclasses.asdict(judge), "fallback_kwargs": fallback},
             lambda: JudgePartitioner(judge, fallback_partitioner=_build(judge.fallback, fallback)))
@@ -122,11 +113,11 @@ def partitioner_for(cue: Any, name: str | None = None) -> Partitioner:
     ``partitioner_kwargs``, which belong to a judge-less setup).  A partitioner that
     rejects its arguments raises :class:`ConfigError` naming them.
     """
-    name = name or section_value(cue, "partitioner") or "strategy_cue"
+    name = name or config_get(cue, "partitioner") or "strategy_cue"
     if name == "judge":
         kw, build = _judge_recipe(cue)
     else:
-        kw = partitioner_kwargs(cue, name, section_value(cue, "partitioner_kwargs"))
+        kw = partitioner_kwargs(cue, name, config_get(cue, "partitioner_kwargs"))
 
         def build() -> Partitioner:
             return _build(name, kw)

@@ -11,7 +11,7 @@ One step, for a batch of B training prompts each repeated N times:
    the rollout policy's sequence log-probs of the sampled responses (verl's
    ``old_log_probs``, from the policy's forward pass before the update) -- what
    our trainer hook builds in a real verl run -- run by the hooks' own
-   :class:`verl_focal.estimators.step.AdvantageStep` (parse once, prefetch, prepare, advantage);
+   :class:`verl_focal.step.seam.AdvantageStep` (parse once, prefetch, prepare, advantage);
 4. loss: verl's ``get_policy_loss_fn("vanilla")`` (PPO clip; it aggregates with
    verl's ``agg_loss``, token-mean) on one on-policy update (old = current
    log-probs, as in the F-GRPO small-model runs); AdamW, gradient clip 1.0.
@@ -40,8 +40,7 @@ from verl.trainer.ppo.ray_trainer import compute_advantage
 
 import verl_focal.lab.demo.partitioner  # noqa: F401  (registers the `demo_strategy` partitioner)
 from verl_focal.estimators.context import AdvantageContext
-from verl_focal.estimators.rows import OLD_LOG_PROBS, sequence_log_prob_columns
-from verl_focal.estimators.step import AdvantageStep, finish
+from verl_focal.estimators.old_log_probs import OLD_LOG_PROBS, sequence_log_prob_columns
 from verl_focal.integration.registration import get_spec, register_all
 from verl_focal.lab.demo.actor_loss import actor_config, actor_loss, token_entropy, uses_ppo_loss
 from verl_focal.lab.demo.arms import Arm
@@ -50,6 +49,7 @@ from verl_focal.lab.demo.focal_controls import row_weights
 from verl_focal.lab.demo.model import PROMPT_LEN, encode_prompts
 from verl_focal.lab.demo.rollout import make_rollout, prompt_batch
 from verl_focal.lab.demo.task import Problem, strategy_of, verify
+from verl_focal.step.seam import AdvantageStep, finish
 
 __all__ = [
     "Arm",

@@ -1,7 +1,7 @@
 """The plugin's install steps, arranged once per process: what ``import verl_focal.plugin`` does.
 
 Each step of :data:`STEPS` (listed in :mod:`verl_focal.plugin`'s docstring) waits for its verl module
-(:func:`~verl_focal.integration.post_import.when_imported`) and is guarded
+(:func:`~verl_focal.integration.hooks.post_import.when_imported`) and is guarded
 (:func:`~verl_focal.integration.compat.install`).
 
 verl imports our ``verl.plugins`` entry point, which calls :func:`arrange`, on every ``import verl``,
@@ -16,7 +16,7 @@ import functools
 import importlib
 
 from verl_focal.integration.compat import install
-from verl_focal.integration.post_import import when_imported
+from verl_focal.integration.hooks.post_import import when_imported
 
 __all__ = ["arrange", "arranged", "require_live", "PLUGIN_MODULE", "STEPS"]
 
@@ -28,9 +28,10 @@ _DONE: list[bool] = []
 #: (verl module, feature, our module, its install function): each runs once its verl module is imported
 STEPS = (
     ("verl.trainer.ppo.core_algos", "estimators", "verl_focal.integration.registration", "register_all"),
-    ("verl.trainer.ppo.ray_trainer", "advantage", "verl_focal.integration.dataproto_hook", "hook_compute_advantage"),
-    ("verl.trainer.ppo.v1", "v1", "verl_focal.integration.trainer", "register_hooked_trainers"),
-    ("verl.experimental.separation.ray_trainer", "separated", "verl_focal.integration.dataproto_hook",
+    ("verl.trainer.ppo.ray_trainer", "advantage", "verl_focal.integration.hooks.dataproto_hook",
+     "hook_compute_advantage"),
+    ("verl.trainer.ppo.v1", "v1", "verl_focal.integration.hooks.trainer", "register_hooked_trainers"),
+    ("verl.experimental.separation.ray_trainer", "separated", "verl_focal.integration.hooks.dataproto_hook",
      "hook_separated_trainers"),
 )
 
@@ -56,7 +57,7 @@ def arranged() -> bool:
 
 def _live(feature: str) -> bool:
     """Whether ``feature``'s install is in effect in this process (imports its verl module)."""
-    from verl_focal.integration.post_import import is_hooked
+    from verl_focal.integration.hooks.post_import import is_hooked
 
     if feature in ("advantage", "legacy"):
         from verl.trainer.ppo import ray_trainer
@@ -66,7 +67,7 @@ def _live(feature: str) -> bool:
     if feature == "v1":
         from verl.trainer.ppo.v1 import trainer_base
 
-        from verl_focal.integration.modes import HOOKED_MODES
+        from verl_focal.integration.hooks.modes import HOOKED_MODES
 
         return HOOKED_MODES["sync"] in getattr(trainer_base, "TRAINER_REGISTRY", {})
     if feature == "separated":

@@ -10,9 +10,9 @@ TaskRunners, and the hooked trainer's constructor (stock ``verl.trainer.main_ppo
   and, if it is one of our names, verl's registry really maps it to our function and the verl names
   its hooks need exist (``compat.require``);
 * our ``algorithm.*`` sections (ranges, choices, unknown keys);
-* settings with which nothing trains (:mod:`~verl_focal.integration.no_signal`: group size, the largest
+* settings with which nothing trains (:mod:`~verl_focal.integration.startup.no_signal`: group size, the largest
   focal weight, a critic no estimator reads);
-* the reward function, verl's own enumerations (:mod:`~verl_focal.integration.late_checks`); a wandb logger
+* the reward function, verl's own enumerations (:mod:`~verl_focal.integration.startup.verl_checks`); a wandb logger
   without a W&B key here (:mod:`~verl_focal.config.tracking`);
 * for an estimator that partitions: the partitioner resolves (registered name, or an
   importable ``pkg.module:Class`` that is a Partitioner), its kwargs bind, the cue
@@ -20,10 +20,9 @@ TaskRunners, and the hooked trainer's constructor (stock ``verl.trainer.main_ppo
   no network.
 
 :func:`validate_all` is :func:`validate_start` + verl's own ``validate_config``.  Where the other classes of
-check live: composition and the trainers in :mod:`~verl_focal.integration.compose`; keys the user set that
-nothing reads in :mod:`~verl_focal.integration.unread`; local data files and model folders in
-:mod:`~verl_focal.data.local_inputs` (their names are re-exported here).  Nothing here imports from an
-entry point.
+check live: composition and the trainers in :mod:`~verl_focal.integration.startup.compose`; keys the user set that
+nothing reads in :mod:`~verl_focal.integration.startup.unread`; local data files and model folders in
+:mod:`~verl_focal.data.local_inputs`.  Nothing here imports from an entry point.
 """
 
 from __future__ import annotations
@@ -32,26 +31,13 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from verl_focal.config.errors import ConfigError, did_you_mean
-from verl_focal.data.local_inputs import check_local_paths, looks_like_hub_name  # noqa: F401
-from verl_focal.integration.compose import (  # noqa: F401 - re-exported: where callers found them before
-    CONFIG_MODULE,
-    CONFIG_NAME,
-    SEPARATED_DEFAULTS,
-    SEPARATED_REQUIREMENTS,
-    TRAINERS,
-    _schema_keys,
-    check_separated_trainer,
-    check_trainer_name,
-    compose_config,
-    verl_config_searchpath,
-)
+from verl_focal.config.key_names import config_get
+from verl_focal.integration.startup.compose import check_separated_trainer
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
-__all__ = ["validate_start", "validate_all", "check_trainer_name", "check_separated_trainer", "SEPARATED_REQUIREMENTS",
-           "compose_config", "check_estimator_name", "check_partitioner", "check_local_paths",
-           "verl_config_searchpath", "CONFIG_MODULE", "CONFIG_NAME"]
+__all__ = ["validate_start", "validate_all", "check_estimator_name", "check_partitioner"]
 
 
 def _verl_estimator_names() -> list[str]:
@@ -121,14 +107,18 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     For one of our estimators, first the verl names its hooks need on this ``trainer``
     (:func:`~verl_focal.integration.compat.require`): a renamed or missing one refuses the config here.
     """
-    from verl_focal.config.key_names import config_get
     from verl_focal.config.ray_env import check_env_vars
     from verl_focal.config.schema import validate_algorithm_config
     from verl_focal.config.tracking import check_logger
     from verl_focal.integration.compat import features_for, missing, require
-    from verl_focal.integration.late_checks import check_reward_function, check_verl_choices
-    from verl_focal.integration.no_signal import check_critic, check_focal_signal, check_group_size, check_pf_ppo
     from verl_focal.integration.registration import get_spec, register_all, run_startup_check
+    from verl_focal.integration.startup.no_signal import (
+        check_critic,
+        check_focal_signal,
+        check_group_size,
+        check_pf_ppo,
+    )
+    from verl_focal.integration.startup.verl_checks import check_reward_function, check_verl_choices
 
     algorithm = config.algorithm
     est = algorithm.get("adv_estimator", None)
@@ -158,7 +148,7 @@ def validate_start(config: Any, trainer: str = "ppo") -> dict:
     check_logger(config)
     check_env_vars(config)
     from verl_focal.config.no_update import check_update
-    from verl_focal.integration.no_signal import is_group_relative
+    from verl_focal.integration.startup.no_signal import is_group_relative
 
     check_update(config, group_relative=is_group_relative(config, spec))
     if not missing("entry"):  # verl's names these read (else our entry point refuses, naming them)
@@ -179,9 +169,7 @@ def is_our_name(est: Any) -> bool:
 def uses_our_scorer(config: Any) -> bool:
     """Whether ``reward.custom_reward_function.path`` names verl-focal's scorer (``pkg://verl_focal.reward``
     or a file ``.../verl_focal/reward.py``)."""
-    reward = config.get("reward", None) if hasattr(config, "get") else None
-    crf = reward.get("custom_reward_function", None) if reward is not None else None
-    path = crf.get("path", None) if crf is not None else None
+    path = config_get(config, "reward.custom_reward_function.path")
     if not path:
         return False
     path = str(path)
@@ -196,7 +184,7 @@ def check_reward_kwargs(config: Any) -> None:
 
     from verl_focal.reward import validate_reward_kwargs
 
-    kwargs = config.reward.custom_reward_function.get("reward_kwargs", None)
+    kwargs = config_get(config, "reward.custom_reward_function.reward_kwargs")
     if kwargs is not None and not isinstance(kwargs, dict):
         kwargs = OmegaConf.to_container(kwargs, resolve=True)
     validate_reward_kwargs(kwargs)

@@ -25,12 +25,12 @@ from typing import Any
 from verl_focal.config.errors import ConfigError
 from verl_focal.config.key_names import MISSING as _MISSING
 from verl_focal.config.key_names import adds_kwargs as _adds_kwargs
+from verl_focal.config.key_names import config_get, suggest_key
 from verl_focal.config.key_names import free_keys as _free
 from verl_focal.config.key_names import get as _get
 from verl_focal.config.key_names import plain as _plain
-from verl_focal.config.key_names import suggest_key
 from verl_focal.config.liveness import dead_key_problems
-from verl_focal.integration.compose import legacy_blocks
+from verl_focal.integration.startup.compose import legacy_blocks
 
 __all__ = ["check_unread", "unread_keys", "REFUSED_ZONES"]
 
@@ -56,8 +56,6 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
 
     ``base``: the config composed without the user's overrides (composed here when a ``+`` key needs it).
     """
-    from omegaconf import OmegaConf
-
     from verl_focal.config.schema import SECTIONS
     from verl_focal.estimators import sections_by_estimator
 
@@ -73,10 +71,10 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
         nonlocal tree, base
         if tree is None:
             if base is None:
-                from verl_focal.integration.compose import compose_config
+                from verl_focal.integration.startup.compose import compose_config
 
                 groups = [o for o in overrides if o.startswith("+") and "." not in o.split("=", 1)[0]
-                          and OmegaConf.select(config, o.split("=", 1)[0].lstrip("+"), default=_MISSING) is _MISSING]
+                          and config_get(config, o.split("=", 1)[0].lstrip("+"), _MISSING) is _MISSING]
                 base = compose_config(groups, trainer=trainer)
             tree = _plain(base)
         return tree
@@ -92,7 +90,7 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
             problems.append(f"{key}: a legacy key of verl's (legacy_reward_impl.yaml) that verl 0.9.1's {trainer} "
                             f"trainer never reads (verl would score with its default reward){fix}")
             continue
-        if not raw.startswith("+") or "." not in key and OmegaConf.select(config, key, default=_MISSING) is _MISSING:
+        if not raw.startswith("+") or "." not in key and config_get(config, key, _MISSING) is _MISSING:
             continue  # an existing key (Hydra refused the unknown ones), or a config group (+recipe=deepscaler)
         parts = key.split(".")
         if parts[0] == "algorithm" and len(parts) > 2 and parts[1] in SECTIONS:
@@ -127,7 +125,6 @@ def unread_keys(config: Any, overrides: list[str]) -> list[str]:
     """One line for each override of one of our sections (``algorithm.focal.*``, ...) that the run's estimator
     (one of ours, or verl's, which read none) does not read (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`),
     naming the estimators that do.  Needs no verl import."""
-    from verl_focal.config.key_names import config_get
     from verl_focal.config.schema import SECTIONS
     from verl_focal.estimators import all_specs
 

@@ -1,8 +1,8 @@
 """The trainer modes verl-focal hooks: verl's v1 mode -> our registered, hooked mode.
 
 verl's v1 trainer picks its class by ``trainer.v1.trainer_mode``; for each mode below,
-:mod:`verl_focal.integration.trainer` registers a hooked subclass under our name, and the
-TaskRunner (:mod:`verl_focal.integration.runner`) switches a run's mode to it.  The one table
+:mod:`verl_focal.integration.hooks.trainer` registers a hooked subclass under our name, and the
+TaskRunner (:mod:`verl_focal.integration.hooks.runner`) switches a run's mode to it.  The one table
 of modes; no verl import.
 """
 
@@ -30,6 +30,6 @@ def hooked_mode(mode: str) -> str:
         raise ValueError(
             f"trainer.v1.trainer_mode={mode!r}: verl-focal hooks only {sorted(HOOKED_MODES)} "
             f"(or {sorted(HOOKED_MODES.values())}); a custom trainer can mix in "
-            "verl_focal.integration.trainer.FocalHookMixin itself"
+            "verl_focal.integration.hooks.trainer.FocalHookMixin itself"
         )
     return HOOKED_MODES[mode]

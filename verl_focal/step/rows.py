@@ -1,11 +1,12 @@
-"""Turning verl's per-row containers into an :class:`AdvantageContext`.
+"""Turning verl's per-row containers into an :class:`AdvantageContext`: the step's row builders.
 
 The v1 trainer keeps reward extras in TransferQueue's ``extra_fields`` column
 (``extra_fields[i]["reward_extra_info"][key]``); a colocated reward model writes
 them as top-level columns instead; the DataProto trainers keep them in
 ``DataProto.non_tensor_batch``.  :class:`RowSource` is what a hook reads them into, and
-:func:`context_from_rows` the one builder of a step's context from it.  No verl import:
-everything here is unit-testable on plain Python data.
+:func:`context_from_rows` the one builder of a step's context from it (:func:`dataproto_rows` reads a
+DataProto; :func:`~verl_focal.step.tq_rows.tq_rows` the v1 trainer's TransferQueue; the columns are unwrapped by
+:mod:`verl_focal.step.columns`).  No verl import: everything here is unit-testable on plain Python data.
 """
 
 from __future__ import annotations
@@ -18,128 +19,23 @@ from typing import Any
 import numpy as np
 
 from verl_focal.estimators.context import AdvantageContext, LazyTexts
+from verl_focal.estimators.old_log_probs import OLD_LOG_PROBS, log_prob_columns_of
+from verl_focal.partition.signatures import SIG_KEY
+from verl_focal.step.columns import last_user_text
 
 __all__ = [
     "RowSource",
-    "as_list",
     "attach_old_log_probs",
     "build_context",
     "context_from_rows",
     "dataproto_rows",
     "extras_column",
-    "last_user_text",
-    "log_prob_columns_of",
-    "reward_extra_info_of",
     "text_rows",
-    "nested_rows",
     "TEXT_NEEDS",
-    "SIGNATURE_EXTRA",
-    "sequence_log_prob_columns",
-    "OLD_LOG_PROBS",
-    "OLD_LOG_PROB_SUM",
-    "OLD_LOG_PROB_TOKENS",
 ]
 
 #: needs that are not reward extras
 TEXT_NEEDS = frozenset({"responses", "problems"})
-#: reward extra holding a response's cue signature ("<catalogue version>:<codes>", made by
-#: verl_focal.reward.compute_score with reward kwarg cue_set)
-SIGNATURE_EXTRA = "cue_sig"
-#: the need for the rollout policy's per-token log-probs (verl's ``old_log_probs``), reduced per row
-OLD_LOG_PROBS = "old_log_probs"
-#: ``AdvantageContext.extras`` keys the hook fills for :data:`OLD_LOG_PROBS`: the summed log-prob of the
-#: response tokens (response_mask = 1) and their number, one float per row
-OLD_LOG_PROB_SUM = "old_log_probs:sum"
-OLD_LOG_PROB_TOKENS = "old_log_probs:tokens"
-
-
-def sequence_log_prob_columns(log_probs: Any, masks: Any, chunk: int = 128) -> dict[str, np.ndarray]:
-    """Per-row Σ log π_old over response tokens and the token count.
-
-    ``log_probs``, ``masks``: (bs, L) tensors (verl's padded ``old_log_probs`` and ``response_mask``).
-    Returns ``{OLD_LOG_PROB_SUM: (bs,), OLD_LOG_PROB_TOKENS: (bs,)}`` float64 arrays; the products with the
-    0/1 mask are exact in the log-probs' own dtype and the sums accumulate in float64.  ``chunk`` rows at a
-    time: their temporaries stay in the CPU's cache (4x faster than the whole batch at once, at 2,048 x 8,192).
-    """
-    import torch
-
-    lp = torch.as_tensor(log_probs).detach()
-    mask = torch.as_tensor(masks).detach()
-    if lp.shape != mask.shape:
-        raise ValueError(f"old_log_probs {tuple(lp.shape)} and response_mask {tuple(mask.shape)} differ in shape")
-    sums = torch.empty(lp.shape[0], dtype=torch.float64, device="cpu")  # host arrays on purpose, whatever lp's device
-    counts = torch.empty(lp.shape[0], dtype=torch.float64, device="cpu")
-    for i in range(0, lp.shape[0], chunk):
-        m = mask[i:i + chunk].to(lp.dtype)
-        sums[i:i + chunk] = (lp[i:i + chunk] * m).sum(-1, dtype=torch.float64)
-        counts[i:i + chunk] = m.sum(-1, dtype=torch.float64)
-    return {OLD_LOG_PROB_SUM: sums.numpy(), OLD_LOG_PROB_TOKENS: counts.numpy()}
-
-
-def log_prob_columns_of(tensors: Any) -> dict[str, np.ndarray] | None:
-    """:func:`sequence_log_prob_columns` of a DataProto's ``batch`` (``old_log_probs`` with its
-    ``response_mask``, else the response part of ``attention_mask``); None without ``old_log_probs``."""
-    keys = set(tensors.keys()) if tensors is not None else set()
-    if "old_log_probs" not in keys:
-        return None
-    lp = tensors["old_log_probs"]
-    mask = tensors["response_mask"] if "response_mask" in keys else tensors["attention_mask"][:, -lp.shape[-1]:]
-    return sequence_log_prob_columns(lp, mask)
-
-
-def as_list(column: Any) -> list:
-    """A TransferQueue / tensordict / numpy column as a plain list (NonTensorData unwrapped)."""
-    if column is None:
-        return []
-    if hasattr(column, "tolist") and not isinstance(column, list):
-        items = column.tolist()
-    else:
-        items = list(column)
-    return [getattr(x, "data", x) for x in items]
-
-
-def nested_rows(column: Any) -> list:
-    """A (jagged nested / padded / list) column of token ids as one numpy array per row.
-
-    For a jagged nested tensor the rows are views of its flat values (no per-token Python
-    objects); a plain tensor gives its rows; anything else goes through :func:`as_list`.
-    """
-    if getattr(column, "is_nested", False):
-        try:  # jagged layout (TransferQueue's): one flat buffer and row offsets
-            values = column.values().cpu().numpy()
-            offsets = column.offsets().cpu().numpy()
-        except (RuntimeError, AttributeError, ValueError):  # strided nested layout
-            return [t.cpu().numpy() for t in column.unbind()]
-        return [values[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
-    if hasattr(column, "numpy") and getattr(column, "ndim", 0) == 2:
-        return list(column.cpu().numpy())
-    return [np.asarray(x) for x in as_list(column)]
-
-
-def reward_extra_info_of(extra_fields: Any) -> dict:
-    """``extra_fields[i]`` -> its ``reward_extra_info`` dict ({} when absent)."""
-    extra_fields = getattr(extra_fields, "data", extra_fields)
-    if isinstance(extra_fields, dict):
-        info = extra_fields.get("reward_extra_info", {})
-        return info if isinstance(info, dict) else {}
-    return {}
-
-
-def last_user_text(raw_prompt: Any) -> str:
-    """The problem statement: content of the last ``user`` message of a chat prompt (or the string itself)."""
-    raw_prompt = getattr(raw_prompt, "data", raw_prompt)
-    if isinstance(raw_prompt, str):
-        return raw_prompt
-    if isinstance(raw_prompt, np.ndarray):
-        raw_prompt = raw_prompt.tolist()
-    if isinstance(raw_prompt, (list, tuple)):
-        for msg in reversed(raw_prompt):
-            if isinstance(msg, dict) and msg.get("role") == "user":
-                content = msg.get("content", "")
-                if isinstance(content, list):  # multimodal content parts
-                    return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-                return str(content)
-    return "" if raw_prompt is None else str(raw_prompt)
 
 
 def _to_float(x: Any) -> float:
@@ -200,7 +96,7 @@ class RowSource:
         extras: every row's reward extras (``acc``, ``cue_sig``, ...), a dict per row.
         problems: returns the problem text of every row (called only when the estimator needs it).
         response_ids: returns the response token ids of the given rows (an int array), one array each.
-        decode: token ids -> texts (a :class:`~verl_focal.estimators.decode.BatchDecoder`), or None where
+        decode: token ids -> texts (a :class:`~verl_focal.step.decode.BatchDecoder`), or None where
             no tokenizer is at hand.
     """
 
@@ -228,7 +124,7 @@ def context_from_rows(rows: RowSource, needs: frozenset[str], acc_key: str = "ac
                 f"the estimator partitions response texts but the {rows.name} rows come without a tokenizer: launch "
                 "with `python -m verl_focal.main_ppo` (its TaskRunners hand the hook the tokenizer), or cluster "
                 "reward-side signatures (algorithm.cue.source=signature with reward_kwargs.cue_set)")
-        sigs = ctx.extras.get(SIGNATURE_EXTRA) if SIGNATURE_EXTRA in needs else None
+        sigs = ctx.extras.get(SIG_KEY) if SIG_KEY in needs else None
         ctx.responses = LazyTexts(len(ctx), rows.response_ids, rows.decode, preload=text_rows(ctx.uids, ctx.acc, sigs))
     return ctx
 

@@ -7,8 +7,8 @@
   run behaves exactly like ``sync``);
 * ``_compute_old_log_prob``: starts the step's TransferQueue read, and a cue estimator's ``prefetch`` (the
   judge's requests, the strategy-cue partition), in the background
-  (:func:`~verl_focal.estimators.step.begin`) before verl's pass;
-* ``_compute_advantage``: the step's context (:func:`~verl_focal.estimators.step.finish`) -- the prefetched
+  (:func:`~verl_focal.step.seam.begin`) before verl's pass;
+* ``_compute_advantage``: the step's context (:func:`~verl_focal.step.seam.finish`) -- the prefetched
   one, or read now: the reward extras (``acc``, ``cue_sig``), the problems and, for the rows an estimator
   reads, the decoded responses, in one TransferQueue read (:func:`tq_rows`; verl's DataProto at that point
   holds none of them) narrowed to each agent session's final output (:meth:`FocalHookMixin._focal_context`,
@@ -27,53 +27,20 @@ import logging
 import time
 from typing import Any
 
-import transfer_queue as tq  # imports no verl: importing this module leaves verl's v1 trainer alone
 from omegaconf import open_dict
 
 from verl_focal.config.schema import parse_settings
-from verl_focal.estimators.decode import decoder_for
-from verl_focal.estimators.rows import (
-    RowSource,
-    as_list,
-    context_from_rows,
-    last_user_text,
-    nested_rows,
-    reward_extra_info_of,
-)
-from verl_focal.estimators.sessions import session_finals
-from verl_focal.estimators.step import AdvantageStep, begin, finish
-from verl_focal.integration.modes import HOOKED_MODES, hooked_mode
-from verl_focal.integration.post_import import is_hooked
+from verl_focal.integration.hooks.modes import HOOKED_MODES, hooked_mode
+from verl_focal.integration.hooks.post_import import is_hooked
 from verl_focal.integration.registration import get_spec
+from verl_focal.step.rows import context_from_rows
+from verl_focal.step.seam import AdvantageStep, begin, finish
+from verl_focal.step.sessions import session_finals
+from verl_focal.step.tq_rows import tq_rows
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FocalHookMixin", "hooked_trainer_cls", "register_hooked_trainers", "tq_rows", "HOOKED_MODES"]
-
-
-def tq_rows(batch: Any, needs: frozenset[str], acc_key: str, tokenizer: Any) -> RowSource:
-    """The :class:`~verl_focal.estimators.rows.RowSource` of a v1 batch (``batch.keys`` in
-    ``batch.partition_id``): one TransferQueue read of ``uid``, ``extra_fields`` (the reward extras) and,
-    when the problems are needed, ``raw_prompt``; response ids are read for the rows asked, when asked."""
-    keys, partition_id = list(batch.keys), batch.partition_id
-    fields = ["uid", "extra_fields"] + (["raw_prompt"] if "problems" in needs else [])
-    data = tq.kv_batch_get(keys=keys, partition_id=partition_id, select_fields=fields)
-    infos = [reward_extra_info_of(x) for x in as_list(data["extra_fields"])]
-    if not any(acc_key in info for info in infos):  # a colocated reward model writes its extras as columns
-        try:
-            col = as_list(tq.kv_batch_get(keys=keys, partition_id=partition_id, select_fields=[acc_key])[acc_key])
-            infos = [{**info, acc_key: v} for info, v in zip(infos, col)]
-        except Exception:  # noqa: BLE001 - the column simply is not there
-            pass
-    problems = [last_user_text(p) for p in as_list(data["raw_prompt"])] if "problems" in needs else None
-
-    def response_ids(rows):
-        got = tq.kv_batch_get(keys=[keys[i] for i in rows.tolist()], partition_id=partition_id,
-                              select_fields=["responses"])
-        return nested_rows(got["responses"])
-
-    return RowSource("v1-transferqueue", as_list(data["uid"]), infos, lambda: problems, response_ids,
-                     decoder_for(tokenizer) if tokenizer is not None else None)
+__all__ = ["FocalHookMixin", "hooked_trainer_cls", "register_hooked_trainers", "HOOKED_MODES"]
 
 
 class FocalHookMixin:
@@ -82,7 +49,7 @@ class FocalHookMixin:
     _focal_base_mode: str = "sync"
 
     def __init__(self, config, *args: Any, **kwargs: Any) -> None:
-        from verl_focal.integration.preflight import validate_start
+        from verl_focal.integration.startup.validate import validate_start
 
         validate_start(config)  # stock main_ppo with a focal_* mode: refuse a bad config before workers start
         with open_dict(config):
@@ -91,7 +58,7 @@ class FocalHookMixin:
 
     def _focal_context(self, batch, step: AdvantageStep):
         """The row-reading adapter of the step seam: one TransferQueue read, narrowed to each agent session's
-        final output (verl's final-output rule, estimators/sessions.py) before any prefetch sees it."""
+        final output (verl's final-output rule, step/sessions.py) before any prefetch sees it."""
         t0 = time.perf_counter()
         rows = tq_rows(batch, step.needs, step.settings.focal.acc_key, self.tokenizer)
         fetch_s = time.perf_counter() - t0

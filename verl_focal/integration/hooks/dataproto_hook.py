@@ -8,19 +8,19 @@ after ``ray_trainer`` is imported, so the modules that import it afterwards bind
 own estimators the wrapper calls verl's function unchanged.  For ours it dispatches the estimator itself, as
 verl's generic branch does (:func:`_dispatch`), with the step's context as an argument (``ctx=``):
 
-* a context an outer hook's :func:`~verl_focal.estimators.step.finish` installed (the v1 trainer's, the
+* a context an outer hook's :func:`~verl_focal.step.seam.finish` installed (the v1 trainer's, the
   separated trainers', the demo's; read here, the contextvar's one reader) is completed from the DataProto:
   the sequence log-probs from its ``old_log_probs`` (``unlikely_grpo``), and, for v1 agent sessions with
-  several outputs, the final-output rule (:func:`~verl_focal.estimators.sessions.spread_session_advantages`);
+  several outputs, the final-output rule (:func:`~verl_focal.step.sessions.spread_session_advantages`);
 * without one (the legacy trainer), the wrapper runs the step seam itself, with the context built from the
-  DataProto (:func:`~verl_focal.estimators.rows.dataproto_rows`: reward extras in ``non_tensor_batch``, texts
+  DataProto (:func:`~verl_focal.step.rows.dataproto_rows`: reward extras in ``non_tensor_batch``, texts
   decoded with the tokenizer our legacy TaskRunner hands over), and leaves the step's metrics in
   ``meta_info[METRICS_KEY]`` for the legacy trainer's ``compute_data_metrics`` (:func:`install_legacy_hook`).
 
 The separated trainers (one-step-off, fully-async: ``SeparateRayPPOTrainer``) are hooked on their two
 methods around the advantage (:func:`hook_separated_trainers`): ``_fit_compute_log_prob``, which runs
-right after the rewards, starts the estimator's prefetch (:func:`~verl_focal.estimators.step.begin`);
-``_fit_compute_advantage`` finishes the step with verl's method (:func:`~verl_focal.estimators.step.finish`), its
+right after the rewards, starts the estimator's prefetch (:func:`~verl_focal.step.seam.begin`);
+``_fit_compute_advantage`` finishes the step with verl's method (:func:`~verl_focal.step.seam.finish`), its
 context read from the batch, the rewards' extras and the trainer's tokenizer (:func:`_separated_rows`), and
 adds the step's metrics to the trainer's.  Every install step is guarded (:mod:`.compat`).
 """
@@ -37,18 +37,13 @@ from typing import Any
 import numpy as np
 
 from verl_focal.estimators.context import AdvantageContext, current_context
-from verl_focal.estimators.decode import BatchDecoder, decoder_for
-from verl_focal.estimators.rows import (
-    OLD_LOG_PROBS,
-    TEXT_NEEDS,
-    attach_old_log_probs,
-    context_from_rows,
-    dataproto_rows,
-)
-from verl_focal.estimators.sessions import spread_session_advantages
-from verl_focal.estimators.step import begin, finish
-from verl_focal.integration.post_import import is_hooked, mark_hooked
+from verl_focal.estimators.old_log_probs import OLD_LOG_PROBS
+from verl_focal.integration.hooks.post_import import is_hooked, mark_hooked
 from verl_focal.integration.registration import get_spec
+from verl_focal.step.decode import BatchDecoder, decoder_for
+from verl_focal.step.rows import TEXT_NEEDS, attach_old_log_probs, context_from_rows, dataproto_rows
+from verl_focal.step.seam import begin, finish
+from verl_focal.step.sessions import spread_session_advantages
 
 __all__ = ["METRICS_KEY", "DOWNSTREAM_BINDINGS", "hook_compute_advantage", "hook_separated_trainers",
            "install_legacy_hook", "wrap_compute_advantage"]

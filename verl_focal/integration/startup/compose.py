@@ -3,7 +3,7 @@
 :func:`compose_config` (no Ray, no model, no ``import verl``), the ``--trainer`` choices (:data:`TRAINERS`) and
 what verl's separated trainers assert when built (:data:`SEPARATED_REQUIREMENTS`, checked by
 :func:`check_separated_trainer`).  A Hydra error becomes one :class:`~verl_focal.config.errors.ConfigError`
-line; an unknown key is named with a did-you-mean (:mod:`verl_focal.integration.unread`).
+line; an unknown key is named with a did-you-mean (:mod:`verl_focal.integration.startup.unread`).
 """
 
 from __future__ import annotations
@@ -65,17 +65,17 @@ def check_separated_trainer(config: Any, trainer: str) -> None:
     checkpoint engine: both trainers move the weights between separate actor and rollout pools,
     which the colocated-only ``naive`` backend cannot do (its first sync fails).
     """
-    from omegaconf import OmegaConf
+    from verl_focal.config.key_names import config_get
 
     if trainer not in SEPARATED_DEFAULTS:
         return
     for trainers, key, want, why in SEPARATED_REQUIREMENTS:
         if trainer in trainers:
-            got = OmegaConf.select(config, key, default=None)
+            got = config_get(config, key)
             if got != want or type(got) is not type(want):
                 shown = str(want).lower() if isinstance(want, bool) else want
                 raise ConfigError(f"{key}={got}: {why.format(trainer=trainer)}; set {key}={shown}")
-    backend = OmegaConf.select(config, "actor_rollout_ref.rollout.checkpoint_engine.backend", default=None)
+    backend = config_get(config, "actor_rollout_ref.rollout.checkpoint_engine.backend")
     if backend == "naive":
         raise ConfigError(f"actor_rollout_ref.rollout.checkpoint_engine.backend=naive only syncs a colocated "
                           f"rollout; the {trainer} trainer needs one that moves weights between pools "

@@ -4,14 +4,14 @@
 separate_async) to our hooked mode and otherwise runs verl's
 ``TaskRunnerV1.run`` unchanged; ``FocalLegacyTaskRunner`` installs the legacy
 hook and runs verl's legacy ``TaskRunner.run``.  Both arrange the plugin's
-hooks themselves (:func:`~verl_focal.integration.arrange.arrange`: a TaskRunner whose process skipped verl's
+hooks themselves (:func:`~verl_focal.integration.hooks.arrange.arrange`: a TaskRunner whose process skipped verl's
 entry point, ``VERL_USE_EXTERNAL_PLUGINS=none`` say, is hooked all the same), run the start-up checks again
 inside the Ray actor, and check that the hooks the run needs are in effect there
-(:func:`~verl_focal.integration.arrange.require_live`), before any worker or model starts.
+(:func:`~verl_focal.integration.hooks.arrange.require_live`), before any worker or model starts.
 
 :func:`run_separated` runs verl's one-step-off or fully-async trainer with verl's own TaskRunner
 after the same start-up checks; the hook reaches those trainers through the plugin
-(:func:`verl_focal.integration.dataproto_hook.hook_separated_trainers`), in whichever process the
+(:func:`verl_focal.integration.hooks.dataproto_hook.hook_separated_trainers`), in whichever process the
 trainer lives: :func:`forward_plugin` makes every process of the job import it
 (``VERL_USE_EXTERNAL_MODULES``), and a node where it cannot be imported fails at its start.
 """
@@ -23,10 +23,10 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.main_ppo_v0 import TaskRunner as LegacyTaskRunner
 
-from verl_focal.integration.arrange import PLUGIN_MODULE, arrange, require_live
 from verl_focal.integration.compat import available, install
-from verl_focal.integration.modes import hooked_mode
-from verl_focal.integration.preflight import validate_start
+from verl_focal.integration.hooks.arrange import PLUGIN_MODULE, arrange, require_live
+from verl_focal.integration.hooks.modes import hooked_mode
+from verl_focal.integration.startup.validate import validate_start
 
 arrange()  # before verl's trainer modules are imported in this process (unpickling this module comes first)
 
@@ -57,7 +57,7 @@ def forward_plugin(config: DictConfig) -> str:
 
 def check_here(config: DictConfig, features: list[str]) -> None:
     """In the process that runs the steps: the start-up checks; for one of our estimators the hooks in
-    ``features`` in effect here (:func:`~verl_focal.integration.arrange.require_live`); for the LLM judge, its
+    ``features`` in effect here (:func:`~verl_focal.integration.hooks.arrange.require_live`); for the LLM judge, its
     network probe from here (:func:`~verl_focal.partition.judge.check.probe_judge_here`)."""
     from verl_focal.integration.registration import get_spec
 
@@ -92,7 +92,7 @@ class _FocalTaskRunnerV1(TaskRunnerV1.__ray_actor_class__):
 
 class _FocalLegacyTaskRunner(LegacyTaskRunner.__ray_actor_class__):
     def run(self, config: DictConfig):
-        from verl_focal.integration.dataproto_hook import install_legacy_hook
+        from verl_focal.integration.hooks.dataproto_hook import install_legacy_hook
 
         model_cfg = config.actor_rollout_ref.model
 
@@ -116,8 +116,8 @@ def run_separated(config: DictConfig, trainer: str) -> None:
     from verl.trainer.main_ppo import run_ppo
     from verl.utils.device import auto_set_device
 
-    from verl_focal.integration.preflight import validate_all
-    from verl_focal.integration.versions import warn_on_version_mismatch
+    from verl_focal.integration.startup.validate import validate_all
+    from verl_focal.integration.startup.versions import warn_on_version_mismatch
 
     auto_set_device(config)
     with open_dict(config):

@@ -31,7 +31,7 @@ import numpy as np
 
 from verl_focal.config.schema import AlgorithmSettings, parse_settings
 from verl_focal.estimators.context import AdvantageContext, text_metrics, use_context
-from verl_focal.estimators.rows import OLD_LOG_PROB_SUM, OLD_LOG_PROBS
+from verl_focal.estimators.old_log_probs import OLD_LOG_PROB_SUM, OLD_LOG_PROBS
 from verl_focal.estimators.spec import EstimatorSpec
 
 __all__ = ["PENDING", "AdvantageStep", "BackgroundPrefetch", "begin", "finish", "input_metrics"]

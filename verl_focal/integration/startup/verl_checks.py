@@ -6,8 +6,8 @@ reserved GPU node, or train for hours and learn nothing.
   it, read from its source (nothing of it is run here);
 * :func:`check_verl_choices`: the values of verl's own enumerations that its config validation leaves to
   the first step (the policy loss, the KL estimators), taken from verl itself;
-(``actor_rollout_ref.rollout.n`` against the estimator is in :mod:`~verl_focal.integration.no_signal`; keys the
-estimator does not read in :mod:`~verl_focal.integration.unread`.)
+(``actor_rollout_ref.rollout.n`` against the estimator is in :mod:`~verl_focal.integration.startup.no_signal`; keys the
+estimator does not read in :mod:`~verl_focal.integration.startup.unread`.)
 
 Each raises :class:`~verl_focal.config.errors.ConfigError` naming the key, the value and the fix; the
 verl names they read are in ``compat.CONTRACT`` (feature ``entry``).
@@ -23,7 +23,8 @@ from typing import Any
 from verl_focal.config.errors import ConfigError, did_you_mean
 from verl_focal.config.key_names import config_get
 
-__all__ = ["config_get", "check_reward_function", "check_verl_choices", "kl_penalty_choices"]
+__all__ = ["check_reward_function", "check_verl_choices", "kl_penalty_choices"]
+
 
 def _module_source(module: str) -> str | None:
     """The source file of ``module`` without importing it (its parent packages are imported); None if absent."""

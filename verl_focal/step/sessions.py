@@ -7,7 +7,7 @@ group advantage over each session's *final* output only and gives it to every ou
 session; for every other estimator verl counts each output as a group member, so a session with
 three outputs would weigh three times in its group's success rate.
 
-Our rule, the same for all five estimators (docs/methods.md §1): verl's final-output rule.  The
+Our rule, the same for all seven estimators (docs/methods.md §1): verl's final-output rule.  The
 group of a prompt is its sessions, each represented by its final output (its ``acc``, text,
 ``cue_sig`` and old log-probs); the estimator runs on those rows, and each session's advantage is
 given to all of its outputs (masked by their response masks).  A batch in which every session has
