@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["config_get", "suggest_key", "unknown_key_message", "free_keys", "adds_kwargs", "plain", "get", "MISSING"]
@@ -105,24 +105,24 @@ def _estimator_alias(parts: list[str], estimators: Mapping[str, Iterable[str]]) 
 
 
 def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...] = (),
-                estimators: Mapping[str, Iterable[str]] | None = None) -> str | None:
+                estimators: Mapping[str, Iterable[str]] | None = None,
+                live: Callable[[str, dict], bool] | None = None) -> str | None:
     """The existing key the user most likely meant by ``key``, or None.
 
     In order: an estimator's name used as a prefix (:func:`_estimator_alias`); the longest tail of ``key`` that is
     also the tail of an existing key (``custom_reward_function.path`` -> ``reward.custom_reward_function.path``);
     a close spelling among the siblings, then among all leaf names.  ``exclude``: top-level blocks never
     suggested (verl's legacy ones).  ``estimators``: estimator name -> the sections it reads, for the first rule.
+    ``live(path, tree)``: whether the run reads ``path`` (keys it does not read are never suggested).
     A suggested section with a ``name`` given a plain value gets ``.name``.
     """
     parts = key.split(".")
     alias = _estimator_alias(parts, estimators or {})
     if alias is not None and get(tree, alias) is not MISSING:
         return alias
-    from verl_focal.config.liveness import is_live
-
-    # only keys this run reads: a hint the same check would then refuse is no hint (config/liveness.py)
+    # only keys this run reads (``live``: config/liveness.is_live): a hint the same check would refuse is no hint
     paths = {p: v for p, v in _walk(tree).items()
-             if p != key and p.split(".")[0] not in exclude and is_live(p, tree)}
+             if p != key and p.split(".")[0] not in exclude and (live is None or live(p, tree))}
     best = None
     for n in range(len(parts), 0, -1):
         tail = parts[-n:]
@@ -151,7 +151,8 @@ def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...
 
 
 def unknown_key_message(key: str, value: str | None, base: Any, exclude: tuple[str, ...] = (),
-                        estimators: Mapping[str, Iterable[str]] | None = None) -> str:
+                        estimators: Mapping[str, Iterable[str]] | None = None,
+                        live: Callable[[str, dict], bool] | None = None) -> str:
     """The message for a key Hydra refused (``not in struct``): the key meant, by leaf name too; the ``+KEY``
     advice only inside a free-keys dict, where adding a key is what the user meant."""
     tree = plain(base)
@@ -160,7 +161,7 @@ def unknown_key_message(key: str, value: str | None, base: Any, exclude: tuple[s
     node = get(tree, parent) if parent else tree
     if parent and free_keys(parent, node) or adds_kwargs(key, parent if node is not MISSING else ""):
         return f"{parent} takes free keys, added with +: write +{shown}"
-    meant = suggest_key(key, tree, value, exclude=exclude, estimators=estimators)
+    meant = suggest_key(key, tree, value, exclude=exclude, estimators=estimators, live=live)
     if meant is not None:
         fix = f"{meant}={value}" if value is not None else meant
         return f"unknown key {key} (did you mean {meant!r}?): verl's config has no {key}; write {fix}"

@@ -29,7 +29,7 @@ from verl_focal.config.key_names import config_get, suggest_key
 from verl_focal.config.key_names import free_keys as _free
 from verl_focal.config.key_names import get as _get
 from verl_focal.config.key_names import plain as _plain
-from verl_focal.config.liveness import dead_key_problems
+from verl_focal.config.liveness import dead_key_problems, is_live
 from verl_focal.integration.startup.compose import legacy_blocks
 
 __all__ = ["check_unread", "unread_keys", "REFUSED_ZONES"]
@@ -85,7 +85,7 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
             continue
         first = key.split(".")[0]
         if first in legacy and trainer not in _MIGRATES_LEGACY:
-            meant = suggest_key(key, base_tree(), value, exclude=legacy, estimators=ours)
+            meant = suggest_key(key, base_tree(), value, exclude=legacy, estimators=ours, live=is_live)
             fix = f"; write {meant}={value}" if meant else "; its settings live under reward."
             problems.append(f"{key}: a legacy key of verl's (legacy_reward_impl.yaml) that verl 0.9.1's {trainer} "
                             f"trainer never reads (verl would score with its default reward){fix}")
@@ -103,7 +103,7 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
             anc = anc.rpartition(".")[0]
         if anc and _free(anc, _get(t, anc)) or _adds_kwargs(key, anc):
             continue  # a free-keys dict: adding keys is what it is for
-        meant = suggest_key(key, t, value, exclude=legacy, estimators=ours)
+        meant = suggest_key(key, t, value, exclude=legacy, estimators=ours, live=is_live)
         hint = f" (did you mean {meant!r}?)" if meant else ""
         if _zone(key, t) in ("", *REFUSED_ZONES):
             fix = f"write {meant}={value}" if meant else f"remove +{key}"
