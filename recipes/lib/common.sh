@@ -330,6 +330,14 @@ recipe_main() {
     DATA_DIR="${DATA_DIR:-${VERL_FOCAL_DATA:-$HOME/data/verl_focal}}"
 
     [[ "$mode" == print ]] || _check_python
+    if [[ -f "$MODEL" ]]; then  # a weights or config file: the presets, file names and verl want its folder
+        local model_dir
+        model_dir="$(cd "$(dirname "$MODEL")" && pwd)"
+        if [[ -f "$model_dir/config.json" ]]; then
+            _recipe_die "MODEL=$MODEL is a file, not a model folder; set MODEL=$model_dir (the folder that holds config.json and the weights)"
+        fi
+        _recipe_die "MODEL=$MODEL is a file, not a model folder, and its folder $model_dir has no config.json; set MODEL to the folder that save_pretrained wrote (config.json, weights, tokenizer), or to a hub name like Qwen/Qwen2.5-7B"
+    fi
     _model_preset
     MAX_RESPONSE_LENGTH="${MAX_RESPONSE_LENGTH:-$PRESET_RESPONSE_LENGTH}"
     [[ -n "$MAX_RESPONSE_LENGTH" ]] || _recipe_die "no response-length preset for MODEL=$MODEL; set MAX_RESPONSE_LENGTH"

@@ -730,6 +730,21 @@ def test_a_tokenizer_path_moves_the_tokenizer_check_and_a_hub_name_is_left_alone
     assert "a file, not a model folder" in _local_paths_error([*base[:2], f"actor_rollout_ref.model.path={data}"])
 
 
+def test_a_weights_file_as_the_model_path_names_its_folder(tmp_path):
+    """Issue 45: actor_rollout_ref.model.path=<dir>/model.safetensors: the message gives the folder to write."""
+    data = tmp_path / "d.parquet"
+    data.write_bytes(b"PAR1")
+    model = tmp_path / "m"
+    model.mkdir()
+    for f in ("config.json", "tokenizer.json", "model.safetensors"):
+        (model / f).write_text("{}")
+    base = [f"data.train_files={data}", f"data.val_files=[{data}]"]
+    msg = _local_paths_error([*base, f"actor_rollout_ref.model.path={model}/model.safetensors"])
+    assert msg.startswith(f"missing local input: actor_rollout_ref.model.path={model}/model.safetensors: a file, not "
+                          f"a model folder: give its folder, actor_rollout_ref.model.path={model};")
+    assert _local_paths_error([*base, f"actor_rollout_ref.model.path={model}"]) == ""  # the hint passes
+
+
 def test_check_summary_fits_a_screen_and_only_the_fresh_process_imports_verl():
     """The real `check`: the probe and the checks run in one fresh process; this one never imports verl."""
     code = ("import sys; from verl_focal.cli import main; rc = main(['check', '--verbose', *sys.argv[1:]]); "

@@ -232,3 +232,21 @@ def test_the_typo_check_knows_every_variable_a_recipe_reads():
     text, std = (set(part.split()) for part in out.split("---"))
     assert TEXT - {"HOME", "VIRTUAL_ENV", "BASH_SOURCE"} <= text
     assert not (text | set(_table())) & std
+
+
+def test_a_model_file_is_sent_to_its_folder_before_the_presets(tmp_path):
+    """Issue 45: MODEL=<dir>/model.safetensors was told to set MAX_RESPONSE_LENGTH, then the data file was named
+    after the weights file; now the first line names the folder, and that folder passes this check."""
+    model = tmp_path / "Qwen2.5-7B"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_bytes(b"")
+    r = _run("f_grpo.sh", MODEL=str(model / "model.safetensors"))
+    assert r.returncode == 2 and r.stderr.strip() == (
+        f"recipe f_grpo: error: MODEL={model}/model.safetensors is a file, not a model folder; set MODEL={model} (the "
+        "folder that holds config.json and the weights)")
+    ok = _run("f_grpo.sh", MODEL=str(model))
+    assert ok.returncode == 0 and "data.max_response_length=8192" in ok.stdout  # the folder's name finds the preset
+    (model / "config.json").unlink()
+    r = _run("f_grpo.sh", MODEL=str(model / "model.safetensors"))
+    assert r.returncode == 2 and f"its folder {model} has no config.json" in r.stderr and "set MODEL=" not in r.stderr
