@@ -617,7 +617,7 @@ def test_a_wandb_logger_without_a_key_is_one_line(command, monkeypatch, tmp_path
 
 def test_main_ppo_real_run_refuses_before_ray_in_one_line():
     """The real entry point in a fresh process, without --dry-run: refused by our check, Ray never starts."""
-    proc = _py("-m", "verl_focal.main_ppo", "algorithm.adv_estimator=cue_grpo",
+    proc = _py("-m", "verl_focal.main_ppo", "algorithm.adv_estimator=cue_grpo", "actor_rollout_ref.rollout.name=vllm",
                "algorithm.cue.partitioner=strategy_cues")
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr and "did you mean 'strategy_cue'" in proc.stderr
@@ -629,10 +629,13 @@ def test_dry_run_refuses_missing_local_inputs_but_not_hub_names(tmp_path, capsys
     """--dry-run checks the local data files and model folders a run reads; hub names stay unchecked (offline)."""
     from verl_focal.main_ppo import main as main_ppo
 
+    import pandas as pd
+
     train, val = tmp_path / "train.parquet", tmp_path / "val.parquet"
-    train.write_bytes(b"PAR1")
-    val.write_bytes(b"PAR1")
-    data = [f"data.train_files={train}", f"data.val_files=[{val}]"]
+    for f in (train, val):  # real parquets: the dry run's size lines read their row counts
+        pd.DataFrame({"data_source": ["d"], "prompt": [[{"role": "user", "content": "1+1?"}]],
+                      "reward_model": [{"ground_truth": "2"}]}).to_parquet(f)
+    data = [f"data.train_files={train}", f"data.val_files=[{val}]", "actor_rollout_ref.rollout.name=vllm"]
     cases = [
         ([f"data.train_files={tmp_path}/none.parquet", f"data.val_files=[{val}]"],
          f"data.train_files={tmp_path}/none.parquet (no such file)"),
@@ -838,7 +841,8 @@ def _example_args(tmp_path):
     for f in ("config.json", "tokenizer.json"):
         (model / f).write_text("{}")
     return [*OK, f"data.train_files={tmp_path}/ex/deepscaler/qwen2.5-7b.parquet",
-            f"data.val_files=[{tmp_path}/ex/eval/aime24.parquet]", f"actor_rollout_ref.model.path={model}"]
+            f"data.val_files=[{tmp_path}/ex/eval/aime24.parquet]", f"actor_rollout_ref.model.path={model}",
+            "actor_rollout_ref.rollout.name=vllm"]
 
 
 def test_example_data_never_reaches_a_real_launch_and_the_dry_run_says_so(tmp_path, capsys, monkeypatch):
@@ -956,3 +960,62 @@ def test_new_namespaces_of_ours_are_known_without_a_list():
             key = dataclasses.fields(SECTIONS[section])[0].name
             assert suggest_key(f"algorithm.{spec.name}_{key}", tree, estimators=sections_by_estimator()) == (
                 f"algorithm.{section}.{key}"), spec.name
+
+
+def _readme_main_ppo_line(path: str) -> list[str]:
+    """The overrides of the doc's first ``python -m verl_focal.main_ppo`` command (continuation lines joined)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / path).read_text(encoding="utf-8")
+    start = text.index("python -m verl_focal.main_ppo algorithm.adv_estimator=f_grpo")
+    cmd = []
+    for line in text[start:].splitlines():
+        code = line.split("#", 1)[0].rstrip()
+        cmd.append(code.rstrip("\\"))
+        if not code.endswith("\\"):
+            break
+    return " ".join(cmd).split()[3:]
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/usage.md"])
+def test_the_readmes_main_ppo_dry_run_passes_as_written_and_an_unset_mandatory_value_is_refused(doc, tmp_path,
+                                                                                                capsys):
+    """Issue 45: the README's `main_ppo --dry-run` line left actor_rollout_ref.rollout.name at ??? and passed; verl
+    raises MissingMandatoryValue only after ray.init.  Its `...` filled with example files and a hub name, the line
+    passes; without the engine it is refused, naming the key and the value to set."""
+    from verl_focal.data.example import write_example
+    from verl_focal.main_ppo import main as main_ppo
+
+    write_example(str(tmp_path / "ex"), train_rows=4, val_rows=2, models=("Qwen/Qwen2.5-7B",))
+    fill = {"data.train_files=...": f"data.train_files={tmp_path}/ex/deepscaler/qwen2.5-7b.parquet",
+            "actor_rollout_ref.model.path=...": "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B"}
+    argv = [fill.get(a, a) for a in _readme_main_ppo_line(doc)] + [
+        f"data.val_files=[{tmp_path}/ex/eval/aime24.parquet]", "trainer.logger=[console]"]
+    assert "actor_rollout_ref.rollout.name=vllm" in argv and "..." not in " ".join(argv)
+    with pytest.raises(SystemExit) as info:
+        main_ppo(["--dry-run", *argv])
+    assert info.value.code == 0, capsys.readouterr().err[-2000:]
+    assert "\n    name: vllm\n" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main_ppo(["--dry-run", *[a for a in argv if not a.startswith("actor_rollout_ref.rollout.name=")]])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and [ln for ln in err.strip().splitlines() if "--debug" not in ln] == [
+        "python -m verl_focal.main_ppo: error: mandatory value(s) left unset (???): actor_rollout_ref.rollout.name; "
+        "verl would stop with MissingMandatoryValue after Ray starts: set actor_rollout_ref.rollout.name=vllm (or "
+        "sglang), the rollout engine"]
+
+
+def test_a_launch_refuses_an_unset_mandatory_value_before_ray(tmp_path, capsys, monkeypatch):
+    """The launch path (no --dry-run) runs the same check before Hydra's main and Ray; a reward model's engine name
+    is mandatory only with the reward model on."""
+    from verl_focal.integration.preflight import compose_config
+    from verl_focal.main_ppo import main as main_ppo
+    from verl_focal.main_ppo import missing_mandatory
+
+    monkeypatch.setattr("verl_focal.main_ppo._hydra_main", lambda: pytest.fail("reached Hydra's main"))
+    with pytest.raises(SystemExit) as info:
+        main_ppo([*OK, "trainer.logger=[console]"])
+    assert info.value.code == 2 and "(???): actor_rollout_ref.rollout.name;" in capsys.readouterr().err
+    assert missing_mandatory(compose_config(["actor_rollout_ref.rollout.name=vllm"])) == []
+    assert missing_mandatory(compose_config(["actor_rollout_ref.rollout.name=vllm", "reward.reward_model.enable=true"])
+                             ) == ["reward.reward_model.rollout.name"]
