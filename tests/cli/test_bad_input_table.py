@@ -1019,3 +1019,62 @@ def test_a_launch_refuses_an_unset_mandatory_value_before_ray(tmp_path, capsys, 
     assert missing_mandatory(compose_config(["actor_rollout_ref.rollout.name=vllm"])) == []
     assert missing_mandatory(compose_config(["actor_rollout_ref.rollout.name=vllm", "reward.reward_model.enable=true"])
                              ) == ["reward.reward_model.rollout.name"]
+
+
+def test_a_launch_never_resumes_from_another_runs_checkpoints(tmp_path, capsys, monkeypatch):
+    """Issue 45: with resume_mode=auto the later "seeds" of a seed loop sharing one folder resumed from the first
+    run's checkpoint.  A launch records its configuration next to the checkpoints; a later launch (or dry run) of
+    another configuration into a folder with checkpoints is refused, naming the differing keys and the fix; the same
+    configuration resumes; resume_mode=disable starts afresh; a dry run never writes the record."""
+    from verl_focal.ckpt_identity import RECORD
+    from verl_focal.main_ppo import main as main_ppo
+
+    launched = []
+    monkeypatch.setattr("verl_focal.main_ppo._hydra_main", lambda: launched.append(1))
+    monkeypatch.setenv("VERL_FOCAL_ALLOW_EXAMPLE_DATA", "1")
+    ckpt = tmp_path / "ckpt" / "grpo_s42"
+    args = [*_example_args(tmp_path), "trainer.logger=[console]", f"trainer.default_local_dir={ckpt}"]
+
+    def launch(*extra, dry=False):
+        try:
+            main_ppo([*(["--dry-run"] if dry else []), *args, *extra])
+        except SystemExit as e:
+            return e.code, capsys.readouterr().err
+        return 0, capsys.readouterr().err
+
+    assert launch("data.seed=42", dry=True)[0] == 0 and not ckpt.exists()  # a dry run writes nothing
+    assert launch("data.seed=42")[0] == 0 and launched == [1]
+    record = json.loads((ckpt / RECORD).read_text())
+    assert record["identity"]["data.seed"] == 42 and record["identity"]["algorithm.adv_estimator"] == "f_grpo"
+    (ckpt / "global_step_10").mkdir()  # verl saved a checkpoint
+    (ckpt / "latest_checkpointed_iteration.txt").write_text("10")
+    for dry in (True, False):
+        code, err = launch("data.seed=7", dry=dry)
+        msg = next(ln for ln in err.splitlines() if "error:" in ln)
+        assert code == 2 and msg == (
+            f"python -m verl_focal.main_ppo: error: trainer.default_local_dir={ckpt} holds checkpoints of another run "
+            f"({ckpt / RECORD}): data.seed: 42 there, 7 here; with trainer.resume_mode=auto this run would resume "
+            "from that run's checkpoint: give this run its own folder (trainer.experiment_name and "
+            "trainer.default_local_dir; recipes: EXP_NAME, or SEED, which names the folder), or set "
+            "trainer.resume_mode=disable to start afresh there")
+    code, err = launch("algorithm.adv_estimator=grpo")
+    assert code == 2 and 'algorithm.adv_estimator: f_grpo there, grpo here; algorithm.focal: {"acc_key": "acc", "base": "grpo"' in err
+    assert "there, not read here; data.seed: 42 there, null here" in err  # no seed given: verl's null
+    assert launch("data.seed=42")[0] == 0 and len(launched) == 2  # the same run resumes
+    assert launch("data.seed=7", "trainer.resume_mode=disable")[0] == 0 and len(launched) == 3  # the fix passes
+    assert json.loads((ckpt / RECORD).read_text())["identity"]["data.seed"] == 7
+    assert launch("data.seed=7")[0] == 0  # and is now this folder's run
+    other = tmp_path / "ckpt" / "grpo_s8"
+    assert launch("data.seed=8", f"trainer.default_local_dir={other}")[0] == 0  # the other fix: its own folder
+
+
+def test_checkpoints_without_a_record_are_one_warning_and_a_dry_run_writes_nothing(tmp_path):
+    from verl_focal.ckpt_identity import RECORD, check_run_identity
+    from verl_focal.integration.preflight import compose_config
+
+    (tmp_path / "global_step_3").mkdir()
+    cfg = compose_config([f"trainer.default_local_dir={tmp_path}", "data.seed=1"])
+    assert check_run_identity(cfg, write=False) == [
+        f"trainer.default_local_dir={tmp_path} holds checkpoints without a {RECORD} (written before verl-focal "
+        "recorded runs): trainer.resume_mode=auto resumes from them whatever run wrote them"]
+    assert not (tmp_path / RECORD).exists()
