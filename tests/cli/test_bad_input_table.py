@@ -44,6 +44,11 @@ def files(tmp_path_factory):
     (d / "noprompt_gen.jsonl").write_text(json.dumps(dict(gen, ground_truth="2", acc=1)) + "\n")  # no prompt_text
     (d / "nobase.jsonl").write_text(json.dumps({"prompt_text": "p", "response": "r"}) + "\n")  # no base_nll
     (d / "empty.jsonl").write_text("")
+    # a data source whose every ground truth is empty; one whose lines carry none, next to a source that has them
+    (d / "emptygt.jsonl").write_text("".join(json.dumps(dict(gen, uid=f"e{i}", data_source="verl_focal/aime24",
+                                                             ground_truth="")) + "\n" for i in range(3)))
+    (d / "gtless_source.jsonl").write_text(json.dumps(dict(gen, ground_truth="2")) + "\n" + "".join(
+        json.dumps(dict(gen, uid=f"m{i}", data_source="verl_focal/math500")) + "\n" for i in range(2)))
     (d / "blank.jsonl").write_text("\n\n")
     (d / "notjson.jsonl").write_text("uid,response\nu,r\n")
     (d / "runs_empty").mkdir()
@@ -242,6 +247,14 @@ CASES = [
     (["eval", "score", "--run", "a={d}/empty.jsonl", "--out-dir", "{d}/o"],
      ["run a: {d}/empty.jsonl: the file is empty", "verl-focal eval generate"]),
     (["eval", "score", "--run", "a={d}/blank.jsonl", "--out-dir", "{d}/o"], ["blank.jsonl: the file is empty"]),
+    # ... empty ground truths (issue 45: scored 0, exit 0), and a data source without any (left out silently)
+    (["eval", "score", "--run", "a={d}/emptygt.jsonl", "--out-dir", "{d}/o", "--workers", "0", "--no-progress"],
+     ["run a: empty ground truth(s) in data source verl_focal/aime24 (3 of 3 answers)", "would score 0",
+      "verl-focal prep-data eval"]),
+    (["eval", "score", "--run", "a={d}/gtless_source.jsonl", "--out-dir", "{d}/o", "--workers", "0",
+      "--no-progress"],
+     ["run a: no ground_truth in data source verl_focal/math500 (all 2 lines)", "left out of the run",
+      "verl-focal prep-data eval"]),
     (["eval", "score", "--runs", "{d}/runs_empty", "--out-dir", "{d}/o"],
      ["run grpo:", "grpo.jsonl: the file is empty"]),
     (["eval", "score", "--run", "a={d}/noprompt.parquet", "--out-dir", "{d}/o"],
