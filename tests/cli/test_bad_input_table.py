@@ -834,6 +834,36 @@ def test_a_run_on_fewer_problems_says_so_in_its_own_table_cell(tmp_path, capsys)
     assert "of 16 problems" not in next(ln for ln in table.splitlines() if ln.startswith("| grpo"))
 
 
+def test_a_run_on_fewer_problems_is_said_on_stderr_and_every_mean_is_over_the_shared_problems(tmp_path, capsys):
+    """Issue 45: a half-written run exited 0 and its in-domain mean was over other problems than the baseline's.
+    grpo answers p3..p15 right and p0..p2 wrong (13 of 16 = 81.2% on its own problems); f_grpo holds p0..p2 only,
+    all right.  On the 3 shared problems grpo is at 0.0 and f_grpo at 100.0, in the cells, the in-domain average
+    and results.csv; stderr names the short run."""
+    import csv
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name, problems, right in (("grpo", range(16), range(3, 16)), ("f_grpo", range(3), range(3))):
+        rows = [{"uid": f"p{p}", "sample": s, "data_source": "verl_focal/aime24",
+                 "response": rf"\boxed{{{p if p in right else 'x'}}}", "ground_truth": str(p)}
+                for p in problems for s in range(2)]
+        (runs / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["eval", "score", "--runs", str(runs), "--out-dir", str(tmp_path / "o"), "--workers", "0",
+                 "--no-progress", "--iterations", "10", "--baseline", "grpo"]) == 0
+    got = capsys.readouterr()
+    assert ("verl-focal eval: warning: run f_grpo covers 3 of the 16 problems of aime24 (grpo 16): a half-written or "
+            "partial run? every mean of aime24, the averages included, is over the 3 problems all runs share"
+            ) in got.err.splitlines()
+    rows = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]] for ln in got.out.splitlines()
+            if ln.startswith("| grpo") or ln.startswith("| f_grpo")}
+    assert rows["grpo (baseline)"] == ["0.0 / 0.0 (on the 3 shared of its 16 problems)", "0.0 / 0.0"]
+    assert rows["f_grpo"][0].startswith("100.0") and rows["f_grpo"][0].endswith("(on 3 of 16 problems)")
+    assert rows["f_grpo"][1].startswith("100.0")
+    table = list(csv.DictReader(open(tmp_path / "o" / "results.csv")))
+    assert {(r["run"], r["benchmark"]): (r["problems"], r["pass@1"]) for r in table if r["run"] == "grpo"} == {
+        ("grpo", "aime24"): ("3", "0.0000"), ("grpo", "avg-in-domain"): ("3", "0.0000")}
+
+
 def test_some_answers_that_fail_to_score_are_counted_with_the_first_cause(tmp_path, capsys):
     gen = {"sample": 0, "response": r"\boxed{A}"}
     rows = [dict(gen, uid="m0", data_source="verl_focal/gpqa_diamond", ground_truth="A"),

@@ -251,6 +251,8 @@ def _report_from_records(args, runs: dict[str, list[dict]], extra: dict) -> int:
     report = build_report(counts, baseline=baseline, k_max=args.k_max,
                           ood=[s for s in args.ood.split(",") if s], m=args.m, iterations=args.iterations,
                           alpha=args.alpha, seed=args.seed)
+    for line in report.coverage:  # a run on fewer problems: said before the table, on stderr
+        print(f"verl-focal eval: warning: {line}", file=sys.stderr)
     paths = write_report(report, args.out_dir, extra=extra)
     print(render_table(report))
     for k, p in paths.items():
