@@ -591,8 +591,9 @@ def data_dir(tmp_path_factory):
     rows = PAPER_ROWS  # the columns verl's dataset and the reward read (the dry run checks them)
     pq.write_table(pa.table({"prompt": ["p"] * rows, "data_source": ["d"] * rows,
                              "reward_model": [{"ground_truth": "1"}] * rows}), d / "deepscaler" / "qwen2.5-7b.parquet")
-    for name in ("aime24", "aime25", "amc23", "math500", "minerva_math", "olympiadbench"):
-        (d / "eval" / f"{name}.parquet").write_bytes(b"PAR1")
+    for name in ("aime24", "aime25", "amc23", "math500", "minerva_math", "olympiadbench"):  # real parquets: the
+        pq.write_table(pa.table({"prompt": ["p"], "data_source": [name],  # dry run's size lines read their rows
+                                 "reward_model": [{"ground_truth": "1"}]}), d / "eval" / f"{name}.parquet")
     return d
 
 
