@@ -118,9 +118,9 @@ def check_mandatory(config: DictConfig) -> None:
 
 
 def _check_launch_data(config: DictConfig, launch: bool) -> None:
-    """Mandatory values (``???``) are set; the checkpoint folder is this run's (ckpt_identity); example data (``prep-data example``) never reaches a real launch unless
-    VERL_FOCAL_ALLOW_EXAMPLE_DATA=1; the data files' columns are those verl's dataset and the reward read
-    (data/local_inputs)."""
+    """Mandatory values (``???``) are set; the checkpoint folder is this run's (ckpt_identity); example data
+    (``prep-data example``) never reaches a real launch unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1; the data files'
+    columns are those verl's dataset and the reward read (data/local_inputs)."""
     from verl_focal.data.local_inputs import check_data_columns, check_example_data
 
     check_mandatory(config)

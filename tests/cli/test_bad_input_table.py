@@ -640,9 +640,9 @@ def test_main_ppo_real_run_refuses_before_ray_in_one_line():
 
 def test_dry_run_refuses_missing_local_inputs_but_not_hub_names(tmp_path, capsys):
     """--dry-run checks the local data files and model folders a run reads; hub names stay unchecked (offline)."""
-    from verl_focal.main_ppo import main as main_ppo
-
     import pandas as pd
+
+    from verl_focal.main_ppo import main as main_ppo
 
     train, val = tmp_path / "train.parquet", tmp_path / "val.parquet"
     for f in (train, val):  # real parquets: the dry run's size lines read their row counts
@@ -1101,7 +1101,8 @@ def test_a_launch_never_resumes_from_another_runs_checkpoints(tmp_path, capsys, 
             "trainer.default_local_dir; recipes: EXP_NAME, or SEED, which names the folder), or set "
             "trainer.resume_mode=disable to start afresh there")
     code, err = launch("algorithm.adv_estimator=grpo")
-    assert code == 2 and 'algorithm.adv_estimator: f_grpo there, grpo here; algorithm.focal: {"acc_key": "acc", "base": "grpo"' in err
+    assert code == 2 and ('algorithm.adv_estimator: f_grpo there, grpo here; algorithm.focal: {"acc_key": "acc", '
+                          '"base": "grpo"') in err
     assert "there, not read here; data.seed: 42 there, null here" in err  # no seed given: verl's null
     assert launch("data.seed=42")[0] == 0 and len(launched) == 2  # the same run resumes
     assert launch("data.seed=7", "trainer.resume_mode=disable")[0] == 0 and len(launched) == 3  # the fix passes
