@@ -628,10 +628,10 @@ def test_a_wandb_logger_without_a_key_is_one_line(command, monkeypatch, tmp_path
     assert "set trainer.logger=[console], WANDB_MODE=offline, or WANDB_API_KEY" in err
 
 
-def test_main_ppo_real_run_refuses_before_ray_in_one_line():
+def test_main_ppo_real_run_refuses_before_ray_in_one_line(tmp_path):
     """The real entry point in a fresh process, without --dry-run: refused by our check, Ray never starts."""
     proc = _py("-m", "verl_focal.main_ppo", "algorithm.adv_estimator=cue_grpo", "actor_rollout_ref.rollout.name=vllm",
-               "algorithm.cue.partitioner=strategy_cues")
+               "algorithm.cue.partitioner=strategy_cues", f"trainer.default_local_dir={tmp_path}/ckpt")
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr and "did you mean 'strategy_cue'" in proc.stderr
     assert "engine is not available" not in proc.stderr  # quiet start-up
