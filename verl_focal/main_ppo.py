@@ -12,7 +12,7 @@ calls verl's own ``run_ppo`` with our TaskRunner (v1 or legacy, by
 not exist (hub names such as ``Qwen/Qwen2.5-7B`` are not checked: it runs offline), prints
 the fully resolved config as YAML and exits 0 without starting anything::
 
-    python -m verl_focal.main_ppo --dry-run algorithm.focal.gamma=1.0 data.train_batch_size=256
+    python -m verl_focal.main_ppo --dry-run actor_rollout_ref.rollout.name=vllm algorithm.focal.gamma=1.0 ...
 
 ``--trainer one_step_off`` / ``--trainer fully_async`` run verl's separated trainers
 (``verl.experimental.one_step_off_policy`` / ``fully_async_policy``) instead: verl's own config of
@@ -87,15 +87,59 @@ def _warn_unread(config: DictConfig, overrides: list[str], trainer: str = "ppo")
         print(f"{PROG}: warning: {line}", file=sys.stderr)
 
 
+#: a mandatory key's fix, where one value is the usual choice (verl's own names)
+_MANDATORY_FIXES = {
+    "actor_rollout_ref.rollout.name": "actor_rollout_ref.rollout.name=vllm (or sglang), the rollout engine",
+}
+
+
+def missing_mandatory(config: DictConfig) -> list[str]:
+    """The keys left at ``???`` that the run reads: verl raises ``MissingMandatoryValue`` for them only after
+    ``ray.init``.  A key under a section switched off (an ancestor with ``enable: false``, e.g.
+    ``reward.reward_model.rollout.name`` without a reward model) is never read, so not listed."""
+
+    def switched_off(key: str) -> bool:
+        parts = key.split(".")
+        for i in range(1, len(parts)):
+            if OmegaConf.select(config, ".".join([*parts[:i], "enable"]), default=None) is False:
+                return True
+        return False
+
+    return sorted(k for k in OmegaConf.missing_keys(config) if not switched_off(k))
+
+
+def check_mandatory(config: DictConfig) -> None:
+    """Refuse, naming every key, a mandatory value left unset (``???``): before Ray, in a dry run and a launch."""
+    from verl_focal.config.errors import ConfigError
+
+    keys = missing_mandatory(config)
+    if keys:
+        fixes = ", ".join(_MANDATORY_FIXES.get(k, f"{k}=VALUE") for k in keys)
+        raise ConfigError(f"mandatory value(s) left unset (???): {', '.join(keys)}; verl would stop with "
+                          f"MissingMandatoryValue after Ray starts: set {fixes}")
+
+
 def _check_launch_data(config: DictConfig, launch: bool) -> None:
-    """Example data (``prep-data example``) never reaches a real launch unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1; the
-    data files' columns are those verl's dataset and the reward read (data/local_inputs)."""
+    """Mandatory values (``???``) are set; the checkpoint folder is this run's (ckpt_identity); example data
+    (``prep-data example``) never reaches a real launch unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1; the data files'
+    columns are those verl's dataset and the reward read (data/local_inputs)."""
     from verl_focal.data.local_inputs import check_data_columns, check_example_data
 
+    check_mandatory(config)
     for line in check_example_data(config, launch):
         print(f"{PROG}: warning: {line}", file=sys.stderr)
     if launch:
         check_data_columns(config)
+    _check_run_identity(config, launch)
+
+
+def _check_run_identity(config: DictConfig, launch: bool) -> None:
+    """The checkpoint folder holds no other run's checkpoints (resume_mode=auto would resume from them); a launch
+    records this run's configuration there, a dry run writes nothing (ckpt_identity)."""
+    from verl_focal.ckpt_identity import check_run_identity
+
+    for line in check_run_identity(config, write=launch):
+        print(f"{PROG}: warning: {line}", file=sys.stderr)
 
 
 def dry_run(overrides: list[str], trainer: str = "ppo") -> int:

@@ -39,6 +39,8 @@
 #   PYTHON             interpreter with verl-focal installed             [the active virtualenv's python,
 #                                                                         else this checkout's .venv/bin/python
 #                                                                         (what `make demo` builds), else python3]
+#   RECIPE_ALLOW_VARS  names of your own environment variables that are one or two letters away from a recipe
+#                      variable (MODELS near MODEL): a name like that is refused as a typo unless listed here  []
 #
 # Flags (anywhere on the command line; everything else is a Hydra override appended last):
 #   --with OVERRIDE    a recipe-level delta from a wrapper script (e.g. f_grpo.sh over grpo.sh):
@@ -125,11 +127,81 @@ _check_var() {
     ((ok)) || _recipe_die "$name=$val: must be $need (it sets $what); set $name to such a value, or unset it for this recipe's default"
 }
 
+# Every variable a recipe reads, free text included (the table above has the checked ones): an environment
+# variable a small edit away from one of them is a typo (SEEDS for SEED, MODLE for MODEL), refused by _check_typos.
+_RECIPE_TEXT_VARS="MODEL DATA_DIR TRAIN_FILES VAL_FILES EXP_NAME CKPT_ROOT PYTHON CUE_PARTITIONER JUDGE_MODEL JUDGE_URL
+JUDGE_API_KEY_ENV VERL_FOCAL_DATA RECIPE_NAME RECIPE_SCRIPT RECIPE_VARS RECIPE_ALLOW_VARS"
+# names of the standard environment and of common tools, never taken for a typo: exact names, then prefixes
+_STANDARD_ENV_NAMES="HOME PATH SHELL TERM USER PWD OLDPWD LANG LANGUAGE LOGNAME MAIL EDITOR VISUAL PAGER DISPLAY
+HOSTNAME HOST HOSTTYPE OSTYPE MACHTYPE TMPDIR TEMP TMP TZ SHLVL COLUMNS LINES PS1 PS2 PS4 IFS OPTIND OPTARG UID EUID
+GROUPS PPID RANDOM SECONDS LINENO MODULEPATH MODULESHOME MANPATH INFOPATH CDPATH HISTFILE HISTSIZE HISTFILESIZE
+HISTCONTROL PROMPT_COMMAND COLORTERM LS_COLORS LESS LESSOPEN LESSCLOSE MOTD_SHOWN SUDO_USER SUDO_UID SUDO_GID
+SUDO_COMMAND SLURM_JOB_ID NODE_RANK WORLD_SIZE RANK LOCAL_RANK MASTER_ADDR MASTER_PORT OMP_NUM_THREADS MKL_NUM_THREADS
+TOKENIZERS_PARALLELISM VIRTUAL_ENV DEBIAN_FRONTEND IS_SANDBOX CONTAINER_NAME"
+_STANDARD_ENV_PREFIXES="_ LC_ XDG_ SSH_ SUDO_ CUDA_ NCCL_ NVIDIA_ NV_ HF_ HUGGINGFACE_ TRANSFORMERS_ TORCH PYTORCH_
+VLLM_ SGLANG_ RAY_ WANDB_ CONDA MAMBA PYTHON PIP_ PYENV GIT_ VERL_ BASH SLURM_ PBS_ KUBERNETES_ AWS_ GCP_ GOOGLE_
+AZURE_ SSL_ CURL_ REQUESTS_ HTTP HTTPS_ NO_PROXY FTP_ DBUS_ GPG_ GNOME_ KDE_ QT_ GTK_ JAVA_ NODE_ NPM_ RUST CARGO_ GO
+DOCKER_ TERM_ WSL_ WINDOWS_ VSCODE_ JUPYTER_ JPY_ LD_ DYLD_ OMPI_ PMI_ PMIX_ MPI_ I_MPI_ UCX_ ROCM_ HIP_ MIOPEN_"
+
+# _check_typos: refuse an environment variable that looks like a misspelt recipe variable (upper-case, not a name of
+# the standard environment, within edit distance 1 of a recipe variable of 3-5 letters or 2 of a longer one,
+# transpositions counting 1); names the closest recipe variable.  RECIPE_ALLOW_VARS lists names to let through.
+_check_typos() {
+    local known env_names hit name near here readers
+    here=" $(echo $_COMMON_VARS ${RECIPE_VARS:-}) MODEL DATA_DIR TRAIN_FILES VAL_FILES EXP_NAME CKPT_ROOT PYTHON VERL_FOCAL_DATA RECIPE_NAME RECIPE_SCRIPT RECIPE_VARS RECIPE_ALLOW_VARS "
+    [[ "${RECIPE_NAME:-}" != cue_grpo* ]] || here+="CUE_PARTITIONER "
+    [[ "${RECIPE_NAME:-}" != cue_grpo_judge ]] || here+="JUDGE_MODEL JUDGE_URL JUDGE_API_KEY_ENV "
+    known="$(printf '%s\n' $_RECIPE_TEXT_VARS $(awk 'NF { print $1 }' <<<"$_RECIPE_VAR_TABLE"))"
+    env_names="$(compgen -e | grep -E '^[A-Z][A-Z0-9_]*$' || true)"
+    [[ -n "$env_names" ]] || return 0
+    hit="$(awk -v known="$known" -v std=" $(echo $_STANDARD_ENV_NAMES) " -v prefixes="$(echo $_STANDARD_ENV_PREFIXES)" \
+        -v allow=" ${RECIPE_ALLOW_VARS:-} " -v here="$here" '
+        function osa(a, b,   i, j, la, lb, c, d, ai, bj) {  # optimal string alignment distance
+            la = length(a); lb = length(b)
+            for (i = 0; i <= la; i++) d[i, 0] = i
+            for (j = 0; j <= lb; j++) d[0, j] = j
+            for (i = 1; i <= la; i++) for (j = 1; j <= lb; j++) {
+                ai = substr(a, i, 1); bj = substr(b, j, 1); c = (ai == bj) ? 0 : 1
+                d[i, j] = d[i - 1, j] + 1
+                if (d[i, j - 1] + 1 < d[i, j]) d[i, j] = d[i, j - 1] + 1
+                if (d[i - 1, j - 1] + c < d[i, j]) d[i, j] = d[i - 1, j - 1] + c
+                if (i > 1 && j > 1 && ai == substr(b, j - 1, 1) && substr(a, i - 1, 1) == bj && d[i - 2, j - 2] + 1 < d[i, j])
+                    d[i, j] = d[i - 2, j - 2] + 1
+            }
+            return d[la, lb]
+        }
+        BEGIN { n = split(known, K, "\n"); for (i = 1; i <= n; i++) isknown[K[i]] = 1; np = split(prefixes, P, " ") }
+        {
+            name = $1
+            if (name in isknown || index(std, " " name " ") || index(allow, " " name " ")) next
+            for (i = 1; i <= np; i++) if (index(name, P[i]) == 1) next
+            best = ""; bestd = 99
+            for (i = 1; i <= n; i++) {
+                k = K[i]; lk = length(k)
+                limit = lk <= 2 ? 0 : (lk <= 5 ? 1 : 2)
+                if (limit == 0 || length(name) - lk > limit || lk - length(name) > limit) continue
+                dist = osa(name, k)
+                # the closest; between equals, one this recipe reads
+                score = dist * 2 + (index(here, " " k " ") ? 0 : 1)
+                if (dist <= limit && score < bestd) { best = k; bestd = score }
+            }
+            if (best != "") { print name, best; exit }
+        }' <<<"$env_names")"
+    [[ -n "$hit" ]] || return 0
+    read -r name near <<<"$hit"
+    if [[ "$here" != *" $near "* ]]; then  # the hint must not lead to the next refusal: say who reads it
+        readers="$({ grep -lE "\\\$\\{?$near\\b" "$RECIPES_LIB"/../*/*.sh 2>/dev/null || true; } | xargs -r -n1 basename | sort | tr '\n' ' ')"
+        _recipe_die "$name=${!name} is set in the environment, but no recipe reads $name (did you mean $near? only ${readers% } read it, not recipe ${RECIPE_NAME:-?}), so the value would be ignored; unset $name, or run a recipe that reads $near"
+    fi
+    _recipe_die "$name=${!name} is set in the environment, but no recipe reads $name (did you mean $near?), so the value would be ignored; set $near instead, or unset $name (or list it in RECIPE_ALLOW_VARS=\"$name\" if it is not meant for the recipe)"
+}
+
 # _check_vars: every common variable, then the recipe's own (RECIPE_VARS, listed by the scripts that read them);
 # a variable of the table that this recipe does not read is refused (it would be ignored without a word).
 # Every recipe reads the common ones and SEED.
 _check_vars() {
     local v name kind lo hi what readers read_here
+    _check_typos
     for v in $_COMMON_VARS ${RECIPE_VARS:-}; do _check_var "$v"; done
     read_here=" $(echo $_COMMON_VARS ${RECIPE_VARS:-}) SEED "
     while read -r name kind lo hi what; do
@@ -258,6 +330,14 @@ recipe_main() {
     DATA_DIR="${DATA_DIR:-${VERL_FOCAL_DATA:-$HOME/data/verl_focal}}"
 
     [[ "$mode" == print ]] || _check_python
+    if [[ -f "$MODEL" ]]; then  # a weights or config file: the presets, file names and verl want its folder
+        local model_dir
+        model_dir="$(cd "$(dirname "$MODEL")" && pwd)"
+        if [[ -f "$model_dir/config.json" ]]; then
+            _recipe_die "MODEL=$MODEL is a file, not a model folder; set MODEL=$model_dir (the folder that holds config.json and the weights)"
+        fi
+        _recipe_die "MODEL=$MODEL is a file, not a model folder, and its folder $model_dir has no config.json; set MODEL to the folder that save_pretrained wrote (config.json, weights, tokenizer), or to a hub name like Qwen/Qwen2.5-7B"
+    fi
     _model_preset
     MAX_RESPONSE_LENGTH="${MAX_RESPONSE_LENGTH:-$PRESET_RESPONSE_LENGTH}"
     [[ -n "$MAX_RESPONSE_LENGTH" ]] || _recipe_die "no response-length preset for MODEL=$MODEL; set MAX_RESPONSE_LENGTH"

@@ -44,6 +44,11 @@ def files(tmp_path_factory):
     (d / "noprompt_gen.jsonl").write_text(json.dumps(dict(gen, ground_truth="2", acc=1)) + "\n")  # no prompt_text
     (d / "nobase.jsonl").write_text(json.dumps({"prompt_text": "p", "response": "r"}) + "\n")  # no base_nll
     (d / "empty.jsonl").write_text("")
+    # a data source whose every ground truth is empty; one whose lines carry none, next to a source that has them
+    (d / "emptygt.jsonl").write_text("".join(json.dumps(dict(gen, uid=f"e{i}", data_source="verl_focal/aime24",
+                                                             ground_truth="")) + "\n" for i in range(3)))
+    (d / "gtless_source.jsonl").write_text(json.dumps(dict(gen, ground_truth="2")) + "\n" + "".join(
+        json.dumps(dict(gen, uid=f"m{i}", data_source="verl_focal/math500")) + "\n" for i in range(2)))
     (d / "blank.jsonl").write_text("\n\n")
     (d / "notjson.jsonl").write_text("uid,response\nu,r\n")
     (d / "runs_empty").mkdir()
@@ -267,6 +272,14 @@ CASES = [
     (["eval", "score", "--run", "a={d}/empty.jsonl", "--out-dir", "{d}/o"],
      ["run a: {d}/empty.jsonl: the file is empty", "verl-focal eval generate"]),
     (["eval", "score", "--run", "a={d}/blank.jsonl", "--out-dir", "{d}/o"], ["blank.jsonl: the file is empty"]),
+    # ... empty ground truths (issue 45: scored 0, exit 0), and a data source without any (left out silently)
+    (["eval", "score", "--run", "a={d}/emptygt.jsonl", "--out-dir", "{d}/o", "--workers", "0", "--no-progress"],
+     ["run a: empty ground truth(s) in data source verl_focal/aime24 (3 of 3 answers)", "would score 0",
+      "verl-focal prep-data eval"]),
+    (["eval", "score", "--run", "a={d}/gtless_source.jsonl", "--out-dir", "{d}/o", "--workers", "0",
+      "--no-progress"],
+     ["run a: no ground_truth in data source verl_focal/math500 (all 2 lines)", "left out of the run",
+      "verl-focal prep-data eval"]),
     (["eval", "score", "--runs", "{d}/runs_empty", "--out-dir", "{d}/o"],
      ["run grpo:", "grpo.jsonl: the file is empty"]),
     (["eval", "score", "--run", "a={d}/noprompt.parquet", "--out-dir", "{d}/o"],
@@ -658,10 +671,10 @@ def test_a_wandb_logger_without_a_key_is_one_line(command, monkeypatch, tmp_path
     assert "set trainer.logger=[console], WANDB_MODE=offline, or WANDB_API_KEY" in err
 
 
-def test_main_ppo_real_run_refuses_before_ray_in_one_line():
+def test_main_ppo_real_run_refuses_before_ray_in_one_line(tmp_path):
     """The real entry point in a fresh process, without --dry-run: refused by our check, Ray never starts."""
-    proc = _py("-m", "verl_focal.main_ppo", "algorithm.adv_estimator=cue_grpo",
-               "algorithm.cue.partitioner=strategy_cues")
+    proc = _py("-m", "verl_focal.main_ppo", "algorithm.adv_estimator=cue_grpo", "actor_rollout_ref.rollout.name=vllm",
+               "algorithm.cue.partitioner=strategy_cues", f"trainer.default_local_dir={tmp_path}/ckpt")
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr and "did you mean 'strategy_cue'" in proc.stderr
     assert "engine is not available" not in proc.stderr  # quiet start-up
@@ -670,12 +683,15 @@ def test_main_ppo_real_run_refuses_before_ray_in_one_line():
 
 def test_dry_run_refuses_missing_local_inputs_but_not_hub_names(tmp_path, capsys):
     """--dry-run checks the local data files and model folders a run reads; hub names stay unchecked (offline)."""
+    import pandas as pd
+
     from verl_focal.main_ppo import main as main_ppo
 
     train, val = tmp_path / "train.parquet", tmp_path / "val.parquet"
-    train.write_bytes(b"PAR1")
-    val.write_bytes(b"PAR1")
-    data = [f"data.train_files={train}", f"data.val_files=[{val}]"]
+    for f in (train, val):  # real parquets: the dry run's size lines read their row counts
+        pd.DataFrame({"data_source": ["d"], "prompt": [[{"role": "user", "content": "1+1?"}]],
+                      "reward_model": [{"ground_truth": "2"}]}).to_parquet(f)
+    data = [f"data.train_files={train}", f"data.val_files=[{val}]", "actor_rollout_ref.rollout.name=vllm"]
     cases = [
         ([f"data.train_files={tmp_path}/none.parquet", f"data.val_files=[{val}]"],
          f"data.train_files={tmp_path}/none.parquet (no such file)"),
@@ -774,6 +790,21 @@ def test_a_tokenizer_path_moves_the_tokenizer_check_and_a_hub_name_is_left_alone
     assert "a file, not a model folder" in _local_paths_error([*base[:2], f"actor_rollout_ref.model.path={data}"])
 
 
+def test_a_weights_file_as_the_model_path_names_its_folder(tmp_path):
+    """Issue 45: actor_rollout_ref.model.path=<dir>/model.safetensors: the message gives the folder to write."""
+    data = tmp_path / "d.parquet"
+    data.write_bytes(b"PAR1")
+    model = tmp_path / "m"
+    model.mkdir()
+    for f in ("config.json", "tokenizer.json", "model.safetensors"):
+        (model / f).write_text("{}")
+    base = [f"data.train_files={data}", f"data.val_files=[{data}]"]
+    msg = _local_paths_error([*base, f"actor_rollout_ref.model.path={model}/model.safetensors"])
+    assert msg.startswith(f"missing local input: actor_rollout_ref.model.path={model}/model.safetensors: a file, not "
+                          f"a model folder: give its folder, actor_rollout_ref.model.path={model};")
+    assert _local_paths_error([*base, f"actor_rollout_ref.model.path={model}"]) == ""  # the hint passes
+
+
 def test_check_summary_fits_a_screen_and_only_the_fresh_process_imports_verl():
     """The real `check`: the probe and the checks run in one fresh process; this one never imports verl."""
     code = ("import sys; from verl_focal.cli import main; rc = main(['check', '--verbose', *sys.argv[1:]]); "
@@ -847,6 +878,36 @@ def test_a_run_on_fewer_problems_says_so_in_its_own_table_cell(tmp_path, capsys)
     assert "of 16 problems" not in next(ln for ln in table.splitlines() if ln.startswith("| grpo"))
 
 
+def test_a_run_on_fewer_problems_is_said_on_stderr_and_every_mean_is_over_the_shared_problems(tmp_path, capsys):
+    """Issue 45: a half-written run exited 0 and its in-domain mean was over other problems than the baseline's.
+    grpo answers p3..p15 right and p0..p2 wrong (13 of 16 = 81.2% on its own problems); f_grpo holds p0..p2 only,
+    all right.  On the 3 shared problems grpo is at 0.0 and f_grpo at 100.0, in the cells, the in-domain average
+    and results.csv; stderr names the short run."""
+    import csv
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name, problems, right in (("grpo", range(16), range(3, 16)), ("f_grpo", range(3), range(3))):
+        rows = [{"uid": f"p{p}", "sample": s, "data_source": "verl_focal/aime24",
+                 "response": rf"\boxed{{{p if p in right else 'x'}}}", "ground_truth": str(p)}
+                for p in problems for s in range(2)]
+        (runs / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["eval", "score", "--runs", str(runs), "--out-dir", str(tmp_path / "o"), "--workers", "0",
+                 "--no-progress", "--iterations", "10", "--baseline", "grpo"]) == 0
+    got = capsys.readouterr()
+    assert ("verl-focal eval: warning: run f_grpo covers 3 of the 16 problems of aime24 (grpo 16): a half-written or "
+            "partial run? every mean of aime24, the averages included, is over the 3 problems all runs share"
+            ) in got.err.splitlines()
+    rows = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]] for ln in got.out.splitlines()
+            if ln.startswith("| grpo") or ln.startswith("| f_grpo")}
+    assert rows["grpo (baseline)"] == ["0.0 / 0.0 (on the 3 shared of its 16 problems)", "0.0 / 0.0"]
+    assert rows["f_grpo"][0].startswith("100.0") and rows["f_grpo"][0].endswith("(on 3 of 16 problems)")
+    assert rows["f_grpo"][1].startswith("100.0")
+    table = list(csv.DictReader(open(tmp_path / "o" / "results.csv")))
+    assert {(r["run"], r["benchmark"]): (r["problems"], r["pass@1"]) for r in table if r["run"] == "grpo"} == {
+        ("grpo", "aime24"): ("3", "0.0000"), ("grpo", "avg-in-domain"): ("3", "0.0000")}
+
+
 def test_some_answers_that_fail_to_score_are_counted_with_the_first_cause(tmp_path, capsys):
     gen = {"sample": 0, "response": r"\boxed{A}"}
     rows = [dict(gen, uid="m0", data_source="verl_focal/gpqa_diamond", ground_truth="A"),
@@ -867,7 +928,8 @@ def _example_args(tmp_path):
     for f in ("config.json", "tokenizer.json"):
         (model / f).write_text("{}")
     return [*OK, f"data.train_files={tmp_path}/ex/deepscaler/qwen2.5-7b.parquet",
-            f"data.val_files=[{tmp_path}/ex/eval/aime24.parquet]", f"actor_rollout_ref.model.path={model}"]
+            f"data.val_files=[{tmp_path}/ex/eval/aime24.parquet]", f"actor_rollout_ref.model.path={model}",
+            "actor_rollout_ref.rollout.name=vllm"]
 
 
 def test_example_data_never_reaches_a_real_launch_and_the_dry_run_says_so(tmp_path, capsys, monkeypatch):
@@ -985,3 +1047,122 @@ def test_new_namespaces_of_ours_are_known_without_a_list():
             key = dataclasses.fields(SECTIONS[section])[0].name
             assert suggest_key(f"algorithm.{spec.name}_{key}", tree, estimators=sections_by_estimator()) == (
                 f"algorithm.{section}.{key}"), spec.name
+
+
+def _readme_main_ppo_line(path: str) -> list[str]:
+    """The overrides of the doc's first ``python -m verl_focal.main_ppo`` command (continuation lines joined)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / path).read_text(encoding="utf-8")
+    start = text.index("python -m verl_focal.main_ppo algorithm.adv_estimator=f_grpo")
+    cmd = []
+    for line in text[start:].splitlines():
+        code = line.split("#", 1)[0].rstrip()
+        cmd.append(code.rstrip("\\"))
+        if not code.endswith("\\"):
+            break
+    return " ".join(cmd).split()[3:]
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/usage.md"])
+def test_the_readmes_main_ppo_dry_run_passes_as_written_and_an_unset_mandatory_value_is_refused(doc, tmp_path,
+                                                                                                capsys):
+    """Issue 45: the README's `main_ppo --dry-run` line left actor_rollout_ref.rollout.name at ??? and passed; verl
+    raises MissingMandatoryValue only after ray.init.  Its `...` filled with example files and a hub name, the line
+    passes; without the engine it is refused, naming the key and the value to set."""
+    from verl_focal.data.example import write_example
+    from verl_focal.main_ppo import main as main_ppo
+
+    write_example(str(tmp_path / "ex"), train_rows=4, val_rows=2, models=("Qwen/Qwen2.5-7B",))
+    fill = {"data.train_files=...": f"data.train_files={tmp_path}/ex/deepscaler/qwen2.5-7b.parquet",
+            "actor_rollout_ref.model.path=...": "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B"}
+    argv = [fill.get(a, a) for a in _readme_main_ppo_line(doc)] + [
+        f"data.val_files=[{tmp_path}/ex/eval/aime24.parquet]", "trainer.logger=[console]"]
+    assert "actor_rollout_ref.rollout.name=vllm" in argv and "..." not in " ".join(argv)
+    with pytest.raises(SystemExit) as info:
+        main_ppo(["--dry-run", *argv])
+    assert info.value.code == 0, capsys.readouterr().err[-2000:]
+    assert "\n    name: vllm\n" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main_ppo(["--dry-run", *[a for a in argv if not a.startswith("actor_rollout_ref.rollout.name=")]])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and [ln for ln in err.strip().splitlines() if "--debug" not in ln] == [
+        "python -m verl_focal.main_ppo: error: mandatory value(s) left unset (???): actor_rollout_ref.rollout.name; "
+        "verl would stop with MissingMandatoryValue after Ray starts: set actor_rollout_ref.rollout.name=vllm (or "
+        "sglang), the rollout engine"]
+
+
+def test_a_launch_refuses_an_unset_mandatory_value_before_ray(tmp_path, capsys, monkeypatch):
+    """The launch path (no --dry-run) runs the same check before Hydra's main and Ray; a reward model's engine name
+    is mandatory only with the reward model on."""
+    from verl_focal.integration.preflight import compose_config
+    from verl_focal.main_ppo import main as main_ppo
+    from verl_focal.main_ppo import missing_mandatory
+
+    monkeypatch.setattr("verl_focal.main_ppo._hydra_main", lambda: pytest.fail("reached Hydra's main"))
+    with pytest.raises(SystemExit) as info:
+        main_ppo([*OK, "trainer.logger=[console]"])
+    assert info.value.code == 2 and "(???): actor_rollout_ref.rollout.name;" in capsys.readouterr().err
+    assert missing_mandatory(compose_config(["actor_rollout_ref.rollout.name=vllm"])) == []
+    assert missing_mandatory(compose_config(["actor_rollout_ref.rollout.name=vllm", "reward.reward_model.enable=true"])
+                             ) == ["reward.reward_model.rollout.name"]
+
+
+def test_a_launch_never_resumes_from_another_runs_checkpoints(tmp_path, capsys, monkeypatch):
+    """Issue 45: with resume_mode=auto the later "seeds" of a seed loop sharing one folder resumed from the first
+    run's checkpoint.  A launch records its configuration next to the checkpoints; a later launch (or dry run) of
+    another configuration into a folder with checkpoints is refused, naming the differing keys and the fix; the same
+    configuration resumes; resume_mode=disable starts afresh; a dry run never writes the record."""
+    from verl_focal.ckpt_identity import RECORD
+    from verl_focal.main_ppo import main as main_ppo
+
+    launched = []
+    monkeypatch.setattr("verl_focal.main_ppo._hydra_main", lambda: launched.append(1))
+    monkeypatch.setenv("VERL_FOCAL_ALLOW_EXAMPLE_DATA", "1")
+    ckpt = tmp_path / "ckpt" / "grpo_s42"
+    args = [*_example_args(tmp_path), "trainer.logger=[console]", f"trainer.default_local_dir={ckpt}"]
+
+    def launch(*extra, dry=False):
+        try:
+            main_ppo([*(["--dry-run"] if dry else []), *args, *extra])
+        except SystemExit as e:
+            return e.code, capsys.readouterr().err
+        return 0, capsys.readouterr().err
+
+    assert launch("data.seed=42", dry=True)[0] == 0 and not ckpt.exists()  # a dry run writes nothing
+    assert launch("data.seed=42")[0] == 0 and launched == [1]
+    record = json.loads((ckpt / RECORD).read_text())
+    assert record["identity"]["data.seed"] == 42 and record["identity"]["algorithm.adv_estimator"] == "f_grpo"
+    (ckpt / "global_step_10").mkdir()  # verl saved a checkpoint
+    (ckpt / "latest_checkpointed_iteration.txt").write_text("10")
+    for dry in (True, False):
+        code, err = launch("data.seed=7", dry=dry)
+        msg = next(ln for ln in err.splitlines() if "error:" in ln)
+        assert code == 2 and msg == (
+            f"python -m verl_focal.main_ppo: error: trainer.default_local_dir={ckpt} holds checkpoints of another run "
+            f"({ckpt / RECORD}): data.seed: 42 there, 7 here; with trainer.resume_mode=auto this run would resume "
+            "from that run's checkpoint: give this run its own folder (trainer.experiment_name and "
+            "trainer.default_local_dir; recipes: EXP_NAME, or SEED, which names the folder), or set "
+            "trainer.resume_mode=disable to start afresh there")
+    code, err = launch("algorithm.adv_estimator=grpo")
+    assert code == 2 and ('algorithm.adv_estimator: f_grpo there, grpo here; algorithm.focal: {"acc_key": "acc", '
+                          '"base": "grpo"') in err
+    assert "there, not read here; data.seed: 42 there, null here" in err  # no seed given: verl's null
+    assert launch("data.seed=42")[0] == 0 and len(launched) == 2  # the same run resumes
+    assert launch("data.seed=7", "trainer.resume_mode=disable")[0] == 0 and len(launched) == 3  # the fix passes
+    assert json.loads((ckpt / RECORD).read_text())["identity"]["data.seed"] == 7
+    assert launch("data.seed=7")[0] == 0  # and is now this folder's run
+    other = tmp_path / "ckpt" / "grpo_s8"
+    assert launch("data.seed=8", f"trainer.default_local_dir={other}")[0] == 0  # the other fix: its own folder
+
+
+def test_checkpoints_without_a_record_are_one_warning_and_a_dry_run_writes_nothing(tmp_path):
+    from verl_focal.ckpt_identity import RECORD, check_run_identity
+    from verl_focal.integration.preflight import compose_config
+
+    (tmp_path / "global_step_3").mkdir()
+    cfg = compose_config([f"trainer.default_local_dir={tmp_path}", "data.seed=1"])
+    assert check_run_identity(cfg, write=False) == [
+        f"trainer.default_local_dir={tmp_path} holds checkpoints without a {RECORD} (written before verl-focal "
+        "recorded runs): trainer.resume_mode=auto resumes from them whatever run wrote them"]
+    assert not (tmp_path / RECORD).exists()

@@ -214,6 +214,17 @@ def test_verl_dumps_are_read_at_the_step_asked_for_and_a_missing_step_is_refused
         (c["method"], c["estimate"], c["verdict"]) for c in before["claims"]]
 
 
+def test_an_outside_cell_prints_its_outside_share_unless_the_point_itself_is_outside():
+    from verl_focal.lab.stats.frontier import claim_cell
+
+    inside = {"verdict": "outside the grid", "grid": [-0.106, 0.0], "x": -0.033, "estimate": 0.0412,
+              "outside_share": 0.3105}
+    assert claim_cell(inside) == ("outside the grid in 31.1% of resamples (over 2.5%; pass@1 -0.033; grid -0.106 to "
+                                  "+0.000): D +0.041 at the point, no interval")
+    beyond = dict(inside, x=0.013, estimate=None, outside_share=1.0)
+    assert claim_cell(beyond) == "outside the grid (pass@1 +0.013; grid -0.106 to +0.000)"
+
+
 def test_example_runs_report_and_frontier_offline(tmp_path):
     assert cli_main(["eval", "example", "--out-dir", str(tmp_path)]) == 0
     runs = tmp_path / "runs"
@@ -226,6 +237,16 @@ def test_example_runs_report_and_frontier_offline(tmp_path):
         fr = json.loads((out / "frontier.json").read_text())
         assert fr["resampled"] == mode and len(fr["claims"]) == 4 and (out / "frontier.png").stat().st_size > 10_000
         assert fr["benchmarks"] == ["aime24", "math500"]
+        # issue 45: "outside the grid" with the method's point inside the family's range says why: its outside share
+        md = (out / "frontier.md").read_text()
+        for c in fr["claims"]:
+            if c["verdict"] == "outside the grid" and c["estimate"] is not None:
+                lo, hi = c["grid"]
+                assert lo <= c["x"] <= hi and c["outside_share"] > 0.025
+                assert (f"outside the grid in {c['outside_share']:.1%} of resamples (over 2.5%; pass@1 "
+                        f"{c['x']:+.3f}; grid {lo:+.3f} to {hi:+.3f}): D {c['estimate']:+.3f} at the point, no "
+                        "interval") in md
+    assert any(c["verdict"] == "outside the grid" and c["estimate"] is not None for c in fr["claims"])  # one seed
     # the same bytes on every call
     first = (runs / "grpo-s1.jsonl").read_bytes()
     assert cli_main(["eval", "example", "--out-dir", str(tmp_path)]) == 0

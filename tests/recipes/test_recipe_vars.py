@@ -37,7 +37,7 @@ def _run(script: str, **env: str) -> subprocess.CompletedProcess:
 #: variables the recipes read that are free text (paths, names): nothing to check in bash
 TEXT = {"MODEL", "DATA_DIR", "TRAIN_FILES", "VAL_FILES", "EXP_NAME", "CKPT_ROOT", "PYTHON", "CUE_PARTITIONER",
         "JUDGE_MODEL", "JUDGE_URL", "JUDGE_API_KEY_ENV", "VERL_FOCAL_DATA", "HOME", "VIRTUAL_ENV", "RECIPE_NAME",
-        "RECIPE_SCRIPT", "RECIPE_VARS", "BASH_SOURCE"}
+        "RECIPE_SCRIPT", "RECIPE_VARS", "RECIPE_ALLOW_VARS", "BASH_SOURCE"}
 
 
 def _reads(path: Path) -> set[str]:
@@ -56,7 +56,8 @@ def test_every_variable_a_recipe_reads_is_in_the_table_and_listed_by_its_script(
         assert read - common <= declared, (script.name, "reads but does not list", read - common - declared)
     assert _reads(COMMON) - TEXT - set(table) <= {"PRESET_RESPONSE_LENGTH", "MODEL_TAG", "PRESET_OVERRIDES",
                                                   "RECIPES_LIB", "PAPER_TRAIN_ROWS", "MATH_VAL_SETS", "OOD_VAL_SETS",
-                                                  "_RECIPE_VAR_TABLE", "_COMMON_VARS"}
+                                                  "_RECIPE_VAR_TABLE", "_COMMON_VARS", "_RECIPE_TEXT_VARS",
+                                                  "_STANDARD_ENV_NAMES", "_STANDARD_ENV_PREFIXES"}
 
 
 @pytest.mark.parametrize("script,env,first_line", [
@@ -168,3 +169,84 @@ def test_bounds_of_the_algorithm_keys_are_the_schemas():
             extra = {"N": "512"} if name == "K" else {}  # K <= N is a separate start-up check
             got = _run(scripts[name], **{name: value}, **extra).returncode == 0
             assert got == _schema_accepts(key, value), (name, value)
+
+
+@pytest.mark.parametrize("script,typo,near,value", [
+    ("grpo.sh", "SEEDS", "SEED", "7"),
+    ("f_grpo.sh", "MODLE", "MODEL", "Qwen/Qwen3-4B-Base"),  # a transposition counts one edit
+    ("f_grpo.sh", "GAMA", "GAMMA", "1.0"),
+    ("dapo.sh", "NODES", "NNODES", "2"),
+    ("grpo.sh", "DATADIR", "DATA_DIR", "/tmp"),
+    ("cue_grpo.sh", "CUE_PARTITONER", "CUE_PARTITIONER", "strategy_cue"),
+])
+def test_a_misspelt_recipe_variable_is_refused_with_a_hint_that_passes(script, typo, near, value):
+    """Issue 45: SEEDS=7 (every run of a seed loop then seed 42, one folder), MODLE, GAMA were ignored without a
+    word.  The hint is a promise: the variable it names, with the same value, is accepted by the same checks."""
+    name = script.removesuffix(".sh")
+    r = _run(script, **{typo: value})
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == (
+        f"recipe {name}: error: {typo}={value} is set in the environment, but no recipe reads {typo} (did you mean "
+        f"{near}?), so the value would be ignored; set {near} instead, or unset {typo} (or list it in "
+        f"RECIPE_ALLOW_VARS=\"{typo}\" if it is not meant for the recipe)")
+    assert _run(script, **{near: value}).returncode == 0, near
+    assert _run(script, RECIPE_ALLOW_VARS=typo, **{typo: value}).returncode == 0  # the stated escape works
+
+
+def test_a_misspelt_variable_of_another_recipe_names_the_recipes_that_read_it():
+    """GAMA=1 with grpo.sh: GAMMA is the closest, but grpo.sh does not read it either; the hint says who does
+    instead of sending the user to the next refusal."""
+    r = _run("grpo.sh", GAMA="1")
+    assert r.returncode == 2 and r.stderr.strip() == (
+        "recipe grpo: error: GAMA=1 is set in the environment, but no recipe reads GAMA (did you mean GAMMA? only "
+        "f_cispo.sh f_dapo.sh f_grpo.sh read it, not recipe grpo), so the value would be ignored; unset GAMA, or run "
+        "a recipe that reads GAMMA")
+
+
+#: an ordinary login / cluster / GPU environment: none of it is taken for a typo
+NORMAL_ENV = {
+    "HOME": "/home/u", "USER": "u", "LOGNAME": "u", "SHELL": "/bin/bash", "TERM": "xterm-256color", "PWD": "/w",
+    "OLDPWD": "/", "LANG": "C.UTF-8", "LANGUAGE": "en", "LC_ALL": "C.UTF-8", "TZ": "UTC", "MAIL": "/var/mail/u",
+    "EDITOR": "vim", "PAGER": "less", "DISPLAY": ":0", "HOSTNAME": "node0", "TMPDIR": "/tmp", "SHLVL": "2",
+    "COLUMNS": "80", "LINES": "24", "CUDA_VISIBLE_DEVICES": "0,1", "HF_HOME": "/hf", "HF_TOKEN": "x",
+    "WANDB_API_KEY": "k", "WANDB_MODE": "offline", "PYTHONPATH": "/p", "VIRTUAL_ENV": "/v", "CONDA_PREFIX": "/c",
+    "SLURM_JOB_ID": "1", "OMP_NUM_THREADS": "8", "MASTER_ADDR": "h", "MASTER_PORT": "29500", "NCCL_DEBUG": "WARN",
+    "RAY_ADDRESS": "auto", "LD_LIBRARY_PATH": "/l", "XDG_RUNTIME_DIR": "/run", "SSH_AUTH_SOCK": "/s",
+    "TOKENIZERS_PARALLELISM": "false", "WORLD_SIZE": "1", "RANK": "0", "LOCAL_RANK": "0", "NODE_RANK": "0",
+    "VLLM_USE_V1": "1", "TORCH_HOME": "/t", "PIP_CACHE_DIR": "/p", "GIT_PAGER": "cat", "HTTPS_PROXY": "",
+    "VERL_FOCAL_DEBUG": "0", "JUDGE_KEY": "secret", "COLORTERM": "truecolor", "HISTSIZE": "1000",
+}
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in DS.glob("*.sh")))
+def test_a_normal_environment_and_the_recipes_own_variables_pass(script):
+    env = {"JUDGE_MODEL": "judge-7b"} if "judge" in script else {}
+    r = _run(script, **NORMAL_ENV, **env)
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_typo_check_knows_every_variable_a_recipe_reads():
+    """The names the check compares with: the table's and the free-text ones; none is a standard name."""
+    out = subprocess.run(["bash", "-c", f'source "{COMMON}"; printf "%s\\n---\\n%s\\n" "$_RECIPE_TEXT_VARS" '
+                                        '"$_STANDARD_ENV_NAMES"'], capture_output=True, text=True, check=True).stdout
+    text, std = (set(part.split()) for part in out.split("---"))
+    assert TEXT - {"HOME", "VIRTUAL_ENV", "BASH_SOURCE"} <= text
+    assert not (text | set(_table())) & std
+
+
+def test_a_model_file_is_sent_to_its_folder_before_the_presets(tmp_path):
+    """Issue 45: MODEL=<dir>/model.safetensors was told to set MAX_RESPONSE_LENGTH, then the data file was named
+    after the weights file; now the first line names the folder, and that folder passes this check."""
+    model = tmp_path / "Qwen2.5-7B"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_bytes(b"")
+    r = _run("f_grpo.sh", MODEL=str(model / "model.safetensors"))
+    assert r.returncode == 2 and r.stderr.strip() == (
+        f"recipe f_grpo: error: MODEL={model}/model.safetensors is a file, not a model folder; set MODEL={model} (the "
+        "folder that holds config.json and the weights)")
+    ok = _run("f_grpo.sh", MODEL=str(model))
+    assert ok.returncode == 0 and "data.max_response_length=8192" in ok.stdout  # the folder's name finds the preset
+    (model / "config.json").unlink()
+    r = _run("f_grpo.sh", MODEL=str(model / "model.safetensors"))
+    assert r.returncode == 2 and f"its folder {model} has no config.json" in r.stderr and "set MODEL=" not in r.stderr

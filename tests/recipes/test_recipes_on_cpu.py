@@ -128,6 +128,7 @@ CASES = {
     "cue_grpo_llama": ("cue_grpo.sh", {"MODEL": "meta-llama/Llama-3.1-8B-Instruct", "ENGINE": "sglang"}),
     "cue_grpo_judge": ("cue_grpo_judge.sh", {"JUDGE_MODEL": "judge-7b", "JUDGE_API_KEY_ENV": "JUDGE_KEY",
                                              "ENGINE": "sglang"}),
+    "grpo_cue_control": ("grpo_cue_control.sh", {"ENGINE": "sglang"}),
     "passk_grpo": ("passk_grpo.sh", {}),
     "passk_grpo_k8": ("passk_grpo.sh", {"K": "8"}),
     "unlikely_grpo": ("unlikely_grpo.sh", {}),
@@ -252,7 +253,7 @@ DELTAS = {
 }
 
 # Cue-GRPO (paper summary: Qwen2.5-Math-7B, LoRA 16, 1,000 MATH L3-5, K=64, alpha .8, eps .5, rho .75, clip [.3, 3])
-CUE_EXPECTED = {
+CUE_METHOD = {
     "algorithm.adv_estimator": "cue_grpo",
     "algorithm.cue.partitioner": "strategy_cue",
     "algorithm.cue.alpha": 0.8,
@@ -261,6 +262,10 @@ CUE_EXPECTED = {
     "algorithm.cue.clip": [0.3, 3.0],
     "algorithm.cue.renormalize": True,
     "algorithm.cue.floor": 1.05,
+    "reward.custom_reward_function.reward_kwargs.cue_set": "math_v1",
+}
+#: the paper's setup, shared by cue_grpo.sh and its GRPO control grpo_cue_control.sh
+CUE_SETUP = {
     "actor_rollout_ref.rollout.n": 64,
     "actor_rollout_ref.model.path": "Qwen/Qwen2.5-Math-7B",
     "actor_rollout_ref.model.lora_rank": 16,
@@ -270,12 +275,12 @@ CUE_EXPECTED = {
     "data.train_files": "/home/u/data/verl_focal/math_l3to5/qwen2.5-math-7b.parquet",
     "trainer.save_freq": 1000 // 32,
     "reward.custom_reward_function.path": "pkg://verl_focal.reward",
-    "reward.custom_reward_function.reward_kwargs.cue_set": "math_v1",
     "actor_rollout_ref.actor.optim.lr_warmup_steps": 15,
     "actor_rollout_ref.actor.loss_agg_mode": "token-mean",
     "actor_rollout_ref.actor.use_kl_loss": False,
     "actor_rollout_ref.rollout.temperature": 1.0,
 }
+CUE_EXPECTED = {**CUE_SETUP, **CUE_METHOD}
 CUE_DELTAS = {
     "cue_grpo": {"actor_rollout_ref.rollout.name": "sglang"},
     "cue_grpo_llama": {"actor_rollout_ref.rollout.name": "sglang",
@@ -289,6 +294,9 @@ CUE_DELTAS = {
 
 
 def _expected(name: str) -> dict:
+    if name == "grpo_cue_control":
+        return {**CUE_SETUP, "algorithm.adv_estimator": "grpo", "actor_rollout_ref.rollout.name": "sglang",
+                "trainer.experiment_name": "grpo_cue_control_qwen2.5-math-7b_n64"}
     if name in CUE_DELTAS:
         return {**CUE_EXPECTED, **CUE_DELTAS[name]}
     return {**PAPER_COMMON, **DELTAS[name]}
@@ -298,7 +306,89 @@ def test_every_script_is_covered():
     scripts = sorted(p.name for p in DS.glob("*.sh"))
     covered = sorted({s for s, _ in CASES.values()})
     assert scripts == covered
-    assert set(CASES) == set(DELTAS) | set(CUE_DELTAS)
+    assert set(CASES) == set(DELTAS) | set(CUE_DELTAS) | {"grpo_cue_control"}
+
+
+#: the keys that name a run (its folder, and verl's trace copy of the name): they differ between any two recipes
+NAME_KEYS = ("trainer.experiment_name", "trainer.default_local_dir", "actor_rollout_ref.rollout.trace.experiment_name")
+_FOCAL = ("algorithm.adv_estimator", "algorithm.focal.")
+_DAPO = ("actor_rollout_ref.actor.clip_ratio_low", "actor_rollout_ref.actor.clip_ratio_high",
+         "actor_rollout_ref.actor.loss_agg_mode")
+_CISPO = ("actor_rollout_ref.actor.policy_loss.loss_mode", "actor_rollout_ref.actor.clip_ratio_low",
+          "actor_rollout_ref.actor.clip_ratio_high")
+_CUE = ("algorithm.adv_estimator", "algorithm.cue.",
+        # the scorer returns the strategy-cue signatures the partition reads (acc unchanged)
+        "reward.custom_reward_function.reward_kwargs.cue_set")
+#: script -> (the control it pairs with, the keys it may differ in: its method's; a prefix ends with ".")
+PAIRS = {
+    "f_grpo.sh": ("grpo.sh", _FOCAL),
+    "dapo.sh": ("grpo.sh", _DAPO),
+    "f_dapo.sh": ("grpo.sh", _DAPO + _FOCAL),
+    "cispo.sh": ("grpo.sh", _CISPO),
+    "f_cispo.sh": ("grpo.sh", _CISPO + _FOCAL),
+    "passk_grpo.sh": ("grpo.sh", ("algorithm.adv_estimator", "algorithm.passk.")),
+    "unlikely_grpo.sh": ("grpo.sh", ("algorithm.adv_estimator", "algorithm.unlikely.")),
+    "maxrl.sh": ("grpo.sh", ("algorithm.adv_estimator", "algorithm.maxrl.")),
+    "ds_grpo.sh": ("grpo.sh", ("algorithm.adv_estimator", "algorithm.ds_grpo.")),
+    "cue_grpo.sh": ("grpo_cue_control.sh", _CUE),
+    "cue_grpo_judge.sh": ("grpo_cue_control.sh", _CUE),
+    # documented exceptions: the controls themselves, each differing from grpo.sh in its knob
+    "grpo.sh": ("grpo.sh", ()),
+    "grpo_n2.sh": ("grpo.sh", ("actor_rollout_ref.rollout.n",)),  # the group-size sweep (F-GRPO Table 2)
+    "grpo_n4.sh": ("grpo.sh", ("actor_rollout_ref.rollout.n",)),
+    "grpo_n16.sh": ("grpo.sh", ("actor_rollout_ref.rollout.n",)),
+    "grpo_n32.sh": ("grpo.sh", ("actor_rollout_ref.rollout.n",)),
+    "grpo_entropy.sh": ("grpo.sh", ("actor_rollout_ref.actor.entropy_coeff",)),
+    "grpo_kl.sh": ("grpo.sh", ("actor_rollout_ref.actor.use_kl_loss", "actor_rollout_ref.actor.kl_loss_coef",
+                               "actor_rollout_ref.actor.kl_loss_type")),
+    "grpo_low_lr.sh": ("grpo.sh", ("actor_rollout_ref.actor.optim.lr",)),
+    # the Cue-GRPO paper's own setup (another model, data, group size, LoRA, lr and batch): a GRPO control of its own,
+    # which cue_grpo.sh pairs with (recipes/deepscaler/README.md)
+    "grpo_cue_control.sh": ("grpo.sh", (
+        "actor_rollout_ref.model.path", "data.train_files", "actor_rollout_ref.rollout.n", "data.train_batch_size",
+        "data.max_response_length", "actor_rollout_ref.rollout.response_length",
+        "actor_rollout_ref.actor.ppo_max_token_len_per_gpu", "actor_rollout_ref.model.lora_rank",
+        "actor_rollout_ref.model.lora_alpha", "actor_rollout_ref.model.target_modules",
+        "actor_rollout_ref.rollout.load_format", "actor_rollout_ref.rollout.layered_summon",
+        "actor_rollout_ref.actor.optim.lr", "actor_rollout_ref.actor.ppo_mini_batch_size", "trainer.project_name",
+        "trainer.save_freq", "trainer.test_freq")),
+}
+
+
+def _resolved_flat(script: str, **env: str) -> tuple[dict, dict]:
+    """The config `bash <script> --dry-run` prints (resolved), as dotted keys, composed in this process; and the
+    same unresolved (where a key copies another by interpolation)."""
+    from omegaconf import OmegaConf
+
+    cfg = compose(script, **env)
+    return _flat(OmegaConf.to_container(cfg, resolve=True)), _flat(OmegaConf.to_container(cfg, resolve=False))
+
+
+def test_every_recipe_pairs_with_a_control():
+    assert set(PAIRS) == {p.name for p in DS.glob("*.sh")}
+    text = (DS / "README.md").read_text()
+    for script, (control, _) in PAIRS.items():  # the README names each method's control
+        if script != control and not script.startswith("grpo"):
+            assert f"| `{script}` | `{control}` |" in text, script
+
+
+@pytest.mark.parametrize("script", sorted(PAIRS))
+def test_a_method_recipe_differs_from_its_control_in_the_methods_keys_alone(script):
+    """Issue 45: a method and its control must differ in the estimator alone.  Each recipe's resolved config (what
+    its --dry-run prints) is diffed with its control's; only the method's keys (and the run's name) may differ."""
+    control, allowed = PAIRS[script]
+    env = {"ENGINE": "sglang", "JUDGE_MODEL": "judge-7b"} if "cue" in script else {}
+    (a, a_raw), (b, b_raw) = _resolved_flat(script, **env), _resolved_flat(control, **(
+        {"ENGINE": "sglang"} if "cue" in script else {}))
+    diff = sorted(k for k in a.keys() | b.keys() if a.get(k, "<absent>") != b.get(k, "<absent>"))
+    # a key that copies another one by the same interpolation in both (actor.rollout_n = ${...rollout.n}) differs
+    # because that key does, which the diff checks itself
+    diff = [k for k in diff if not (isinstance(a_raw.get(k), str) and "${" in a_raw[k] and a_raw[k] == b_raw.get(k))]
+    extra = [k for k in diff if k not in NAME_KEYS and not any(k == p or (p.endswith(".") and k.startswith(p))
+                                                               for p in allowed)]
+    assert extra == [], {k: (b.get(k, "<absent>"), a.get(k, "<absent>")) for k in extra}
+    if script != control:
+        assert set(diff) - set(NAME_KEYS), "differs from its control in nothing but the name"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -501,8 +591,9 @@ def data_dir(tmp_path_factory):
     rows = PAPER_ROWS  # the columns verl's dataset and the reward read (the dry run checks them)
     pq.write_table(pa.table({"prompt": ["p"] * rows, "data_source": ["d"] * rows,
                              "reward_model": [{"ground_truth": "1"}] * rows}), d / "deepscaler" / "qwen2.5-7b.parquet")
-    for name in ("aime24", "aime25", "amc23", "math500", "minerva_math", "olympiadbench"):
-        (d / "eval" / f"{name}.parquet").write_bytes(b"PAR1")
+    for name in ("aime24", "aime25", "amc23", "math500", "minerva_math", "olympiadbench"):  # real parquets: the
+        pq.write_table(pa.table({"prompt": ["p"], "data_source": [name],  # dry run's size lines read their rows
+                                 "reward_model": [{"ground_truth": "1"}]}), d / "eval" / f"{name}.parquet")
     return d
 
 

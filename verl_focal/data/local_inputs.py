@@ -68,7 +68,10 @@ def check_local_paths(config: Any) -> None:
     own_tokenizer = not OmegaConf.select(config, "actor_rollout_ref.model.tokenizer_path", default=None)
 
     def model_problem(key: str, local: str) -> str | None:
-        if not os.path.isdir(local):
+        if not os.path.isdir(local):  # e.g. <dir>/model.safetensors: name the folder, if it is one
+            folder = os.path.dirname(os.path.abspath(local))
+            if os.path.isfile(os.path.join(folder, "config.json")):
+                return f"a file, not a model folder: give its folder, {key}={folder}"
             return "a file, not a model folder"
         lacks = [] if os.path.isfile(os.path.join(local, "config.json")) or key.endswith("tokenizer_path") else [
             "config.json"]

@@ -251,6 +251,8 @@ def _report_from_records(args, runs: dict[str, list[dict]], extra: dict) -> int:
     report = build_report(counts, baseline=baseline, k_max=args.k_max,
                           ood=[s for s in args.ood.split(",") if s], m=args.m, iterations=args.iterations,
                           alpha=args.alpha, seed=args.seed)
+    for line in report.coverage:  # a run on fewer problems: said before the table, on stderr
+        print(f"verl-focal eval: warning: {line}", file=sys.stderr)
     paths = write_report(report, args.out_dir, extra=extra)
     print(render_table(report))
     for k, p in paths.items():
@@ -331,6 +333,12 @@ def _cmd_score(args) -> int:
     files = discover_runs(args.runs, args.run, args.step, exclude=args.out_dir)
     _check_baseline(args.baseline, files)  # before any scoring
     loaded = {name: load_run(fl, args.data_source, "score", name) for name, fl in files.items()}  # all, then score
+    from verl_focal.lab.eval.records import empty_truth_problem
+
+    for name, (recs, left) in loaded.items():  # an empty ground truth scores 0 on every answer: refused, not scored
+        problem = empty_truth_problem(recs, left, f"run {name}: ")
+        if problem:
+            raise InputError(problem)
     scored_dir = Path(args.out_dir) / "scored"
     scored_dir.mkdir(parents=True, exist_ok=True)
     runs, extra = {}, {"scoring": {}}

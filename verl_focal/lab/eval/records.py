@@ -187,6 +187,9 @@ class LeftOut:
     not_json: int = 0
     missing: int = 0
     first: str = ""
+    #: data source -> lines that name it but carry no ground_truth (``eval score``): a source whose every line is
+    #: here would vanish from the run without a word (:func:`empty_truth_problem`)
+    truthless: Counter = field(default_factory=Counter)
 
     @property
     def count(self) -> int:
@@ -200,6 +203,7 @@ class LeftOut:
         self.lines += other.lines
         self.not_json += other.not_json
         self.missing += other.missing
+        self.truthless.update(other.truthless)
         self.note(other.first)
 
     def summary(self) -> str:
@@ -321,6 +325,8 @@ def read_records(
                 duplicates.see(sample_key(rec), p.name, stats.line)
             continue
         left.missing += 1
+        if why == "'ground_truth'" and rec.get("data_source") not in (None, "", default_data_source):
+            left.truthless[str(rec["data_source"])] += 1
         if first is None:
             first = (stats.line, f"lacks {why} (it has {keys})")
     left.not_json = stats.malformed
@@ -335,6 +341,40 @@ def read_records(
                              f"({', '.join(r.replace('|', ' or ') for r in need)}; line {first[0]} {first[1]}); {fix}")
         raise InputError(f"{label}{p}: not JSONL (no line is a JSON object, e.g. line {first[0]}); {fix}")
     return out, left
+
+
+def is_empty_truth(truth: Any) -> bool:
+    """A ground truth that no answer can match: an empty or blank string, or an empty list / dict.
+
+    >>> [is_empty_truth(t) for t in ("", "  ", [], {}, "0", 0, ["A"])]
+    [True, True, True, True, False, False, False]
+    """
+    if isinstance(truth, str):
+        return not truth.strip()
+    return isinstance(truth, (list, tuple, dict)) and not truth
+
+
+def empty_truth_problem(recs: Iterable[dict], left: LeftOut, label: str = "") -> str | None:
+    """The refusal for a run whose ground truths are empty (any line of a data source), or missing on every line of
+    a data source (which would leave it out of the run silently), naming the data source(s); ``None`` if neither."""
+    empty: Counter = Counter()
+    total: Counter = Counter()
+    for r in recs:
+        src = str(r.get("data_source"))
+        total[src] += 1
+        if is_empty_truth(r.get("ground_truth")):
+            empty[src] += 1
+    fix = ("rebuild the set with `verl-focal prep-data eval` (its reward_model.ground_truth), then sample again with "
+           "`verl-focal eval generate --data <that parquet>`")
+    if empty:
+        shown = ", ".join(f"{src} ({n} of {total[src]} answers)" for src, n in sorted(empty.items()))
+        return (f"{label}empty ground truth(s) in data source {shown}: no answer can match an empty ground_truth, "
+                f"so those would score 0; {fix}")
+    gone = {src: n for src, n in left.truthless.items() if src not in total}
+    if gone:
+        shown = ", ".join(f"{src} (all {n} lines)" for src, n in sorted(gone.items()))
+        return (f"{label}no ground_truth in data source {shown}: the source would be left out of the run; {fix}")
+    return None
 
 
 def is_correct(rec: dict) -> bool:

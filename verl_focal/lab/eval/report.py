@@ -56,8 +56,9 @@ class BenchResult:
     domain: str
     problems: int
     samples_min: int
-    curve: dict[int, float]          # k -> mean pass@k in [0, 1]
+    curve: dict[int, float]          # k -> mean pass@k in [0, 1], over the problems every run of the benchmark holds
     auc: dict[int, float] = field(default_factory=dict)
+    own_problems: int = 0            # the run's own problems of the benchmark (>= problems, the shared ones)
 
 
 @dataclass
@@ -85,6 +86,8 @@ class Report:
     significance: list[SigRow]
     alpha: float
     notes: list[str] = field(default_factory=list)
+    #: one line per run that covers fewer problems of a benchmark than another run (for stderr)
+    coverage: list[str] = field(default_factory=list)
 
     def result(self, run: str, bench: str) -> BenchResult | None:
         for r in self.results:
@@ -141,13 +144,34 @@ def build_report(
     sig: list[SigRow] = []
     notes: list[str] = []
     by_run = {r: counts[r].by_source() for r in runs}
+    own = {r: {src: len(v[0]) for src, v in by_run[r].items()} for r in runs}
+    coverage: list[str] = []
+    for src in sorted({s for r in runs for s in by_run[r]}):  # every mean is over the problems all runs share
+        holders = [r for r in runs if src in by_run[r]]
+        shared = set.intersection(*(set(by_run[r][src][0]) for r in holders))
+        most = max(own[r][src] for r in holders)
+        if not shared:
+            notes.append(f"{short_name(src)}: the runs {', '.join(holders)} share no problem; each is reported on its "
+                         "own problems, and their numbers do not compare")
+            continue
+        for r in holders:
+            uids, n, c = by_run[r][src]
+            if len(uids) > len(shared):
+                keep = np.array([i for i, u in enumerate(uids) if u in shared])
+                by_run[r][src] = ([uids[i] for i in keep], n[keep], c[keep])
+            if own[r][src] < most:
+                fuller = ", ".join(f"{x} {own[x][src]}" for x in holders if own[x][src] > own[r][src])
+                coverage.append(f"run {r} covers {own[r][src]} of the {most} problems of {short_name(src)} "
+                                f"({fuller}): a half-written or partial run? every mean of {short_name(src)}, the "
+                                f"averages included, is over the {len(shared)} problems all runs share")
     for run in runs:
         for src, (uids, n, c) in by_run[run].items():
             nmin = int(n.min())
             ks = [k for k in default_ks(min(k_max, nmin))]
             curve = pass_at_k_curve(n, c, ks).as_dict()
             auc = {K: auc_at_k(n, c, K) for K in AUC_KS if K <= nmin}
-            results.append(BenchResult(run, short_name(src), domain_of(src, ood), len(uids), nmin, curve, auc))
+            results.append(BenchResult(run, short_name(src), domain_of(src, ood), len(uids), nmin, curve, auc,
+                                       own_problems=own[run][src]))
     if baseline is not None:
         for run in runs:
             if run == baseline:
@@ -176,7 +200,7 @@ def build_report(
                 for r in res:
                     sig.append(SigRow(baseline, run, short_name(src), r.k, mm, iterations, len(common),
                                       r.delta, r.ci_low, r.ci_high, r.p_value, r.significant))
-    return Report(runs, baseline, k_max, results, sig, alpha, notes)
+    return Report(runs, baseline, k_max, results, sig, alpha, notes, coverage)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -216,13 +240,17 @@ def render_table(report: Report) -> str:
                 cells.append("–")
                 continue
             K = report.table_k(b)
-            most = max(x.problems for x in report.results if x.benchmark == b)
+            most = max(x.own_problems or x.problems for x in report.results if x.benchmark == b)
+            mine = r.own_problems or r.problems
             parts = []
             for k in (1, K):
                 s = report.sig(run, b, k)
                 parts.append(_pct(r.curve.get(k)) + ("†" if s is not None and s.significant else ""))
-            # a run scored on fewer problems than another run has is said so in its own cell, not in a footnote
-            cells.append(" / ".join(parts) + (f" (on {r.problems} of {most} problems)" if r.problems < most else ""))
+            # a run scored on fewer problems than another run has is said so in its own cell, not in a footnote; a
+            # fuller run's cell says that its numbers are over the shared problems only
+            note = (f" (on {mine} of {most} problems)" if mine < most else
+                    f" (on the {r.problems} shared of its {mine} problems)" if r.problems < mine else "")
+            cells.append(" / ".join(parts) + note)
         for d in domains:
             cells.append(f"{_pct(_avg(report, run, d, 'first'))} / {_pct(_avg(report, run, d, 'last'))}")
         lines.append("| " + " | ".join(cells) + " |")

@@ -193,10 +193,16 @@ def signed(v: float | None) -> str:
 
 def claim_cell(c: dict, x_name: str = "pass@1") -> str:
     """A claim (``FrontierClaim.as_json()``) as a table cell: ``D [low, high] **verdict**``, ``D (verdict)`` without
-    an interval, or ``outside the grid (<x_name> x; grid lo to hi)``."""
+    an interval, ``outside the grid (<x_name> x; grid lo to hi)`` when the method's point lies outside the family's
+    range, or, when the point lies inside it but too many resamples fall outside, the outside share and D at the
+    point, which then has no interval and no verdict."""
     if c["verdict"] == OUTSIDE:
         lo, hi = c["grid"]
-        return f"outside the grid ({x_name} {signed(c['x'])}; grid {signed(lo)} to {signed(hi)})"
+        where = f"{x_name} {signed(c['x'])}; grid {signed(lo)} to {signed(hi)}"
+        if c.get("estimate") is None:
+            return f"outside the grid ({where})"
+        return (f"outside the grid in {c['outside_share']:.1%} of resamples (over {MAX_OUTSIDE_SHARE:.1%}; {where}): "
+                f"D {signed(c['estimate'])} at the point, no interval")
     if c["ci_low"] is None:
         return f"{signed(c['estimate'])} ({c['verdict']})"
     return f"{signed(c['estimate'])} [{signed(c['ci_low'])}, {signed(c['ci_high'])}] **{c['verdict']}**"
