@@ -246,6 +246,27 @@ def test_example_runs_report_and_frontier_offline(tmp_path):
                 assert (f"outside the grid in {c['outside_share']:.1%} of resamples (over 2.5%; pass@1 "
                         f"{c['x']:+.3f}; grid {lo:+.3f} to {hi:+.3f}): D {c['estimate']:+.3f} at the point, no "
                         "interval") in md
+        # issue 45: the power line, by hand from each printed interval: half-width h = q_{0.975} · se, so the
+        # smallest D detected with 80% power is h · (q_{0.975} + q_{0.80}) / q_{0.975} (t with n − 1 df over seeds,
+        # the normal over problems)
+        from scipy import stats as st
+
+        n = len(fr["seeds"])
+        q975, q80 = ((st.t.ppf(0.975, n - 1), st.t.ppf(0.80, n - 1)) if mode == "seeds"
+                     else (st.norm.ppf(0.975), st.norm.ppf(0.80)))
+        by_hand = []
+        for c in fr["claims"]:
+            if c["ci_low"] is None:
+                assert f"D {c['estimate']:+.3f} at the point, no interval; detects" not in md
+                continue
+            h = (c["ci_high"] - c["ci_low"]) / 2
+            d = h * (q975 + q80) / q975
+            by_hand.append(d)
+            assert f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}] **{c['verdict']}**; detects ≥ {d:.3f}" in md, (d, md)
+        assert by_hand
+        line = next(ln for ln in md.splitlines() if ln.startswith("Power: "))
+        assert (f"is {float(np.median(by_hand)):.3f} [{min(by_hand):.3f}, {max(by_hand):.3f}] (median [range] over "
+                f"the {len(by_hand)} comparisons inside the grid") in line, line
     assert any(c["verdict"] == "outside the grid" and c["estimate"] is not None for c in fr["claims"])  # one seed
     # the same bytes on every call
     first = (runs / "grpo-s1.jsonl").read_bytes()

@@ -9,10 +9,16 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from verl_focal.lab import frontier_report as shared
-from verl_focal.lab.stats.frontier import claim_cell, signed
+import numpy as np
 
-__all__ = ["uncertainty_note", "frontier_markdown", "frontier_figure", "write_frontier"]
+from verl_focal.lab import frontier_report as shared
+from verl_focal.lab.stats.frontier import OUTSIDE, claim_cell, signed
+from verl_focal.lab.stats.power import minimum_detectable_d
+
+__all__ = ["detectable_d", "power_line", "uncertainty_note", "frontier_markdown", "frontier_figure", "write_frontier"]
+
+#: the power the smallest detectable D is stated at (two-sided, at the table's level)
+POWER = 0.80
 
 FILES = {"table": "frontier.md", "data": "frontier.json", "figure": "frontier.png"}
 
@@ -25,6 +31,34 @@ def uncertainty_note(fr: dict[str, Any]) -> str:
                 f"differences; D, a paired bootstrap over seeds of the whole procedure ({fr['n_boot']} resamples)")
     return (f"{lvl} intervals: bootstrap over problems and samples ({fr['n_boot']} resamples). One training run per "
             "point: training-run variance is NOT in these intervals")
+
+
+def detectable_d(c: dict[str, Any], fr: dict[str, Any]) -> float | None:
+    """The smallest D the comparison ``c`` (a claim of ``fr``) detects with 80% power at the table's level: over
+    seeds (t_{n−1, 1−α/2} + t_{n−1, 0.80}) · se (:func:`~verl_focal.lab.stats.power.minimum_detectable_d`, se the
+    bootstrap standard error of D behind the interval), over problems (z_{1−α/2} + z_{0.80}) · se, as its normal
+    interval; None outside the grid or without a standard error."""
+    se = c.get("se")
+    if c["verdict"] == OUTSIDE or se is None or not math.isfinite(se):
+        return None
+    if fr["resampled"] == "seeds":
+        n = len(fr["seeds"])
+        return minimum_detectable_d(se, n, level=fr["level"], power=POWER) if n >= 2 else None
+    from scipy import stats as st
+
+    return float((st.norm.ppf(0.5 + fr["level"] / 2) + st.norm.ppf(POWER)) * se)
+
+
+def power_line(fr: dict[str, Any]) -> str:
+    """One sentence: the median and range of :func:`detectable_d` over the comparisons inside the grid."""
+    ds = [d for d in (detectable_d(c, fr) for c in fr["claims"]) if d is not None]
+    if not ds:
+        return "Power: no comparison inside a control family's grid, so no smallest detectable D"
+    level = 1 - fr["level"]
+    what = f"{len(fr['seeds'])} seeds per point" if fr["resampled"] == "seeds" else "one run per point"
+    return (f"Power: the smallest D this design detects with {POWER:.0%} power at the {level:.0%} level is "
+            f"{float(np.median(ds)):.3f} [{min(ds):.3f}, {max(ds):.3f}] (median [range] over the {len(ds)} comparisons "
+            f"inside the grid, {what}); a 'not detected' says nothing about a D smaller than that")
 
 
 def _problems_line(fr: dict[str, Any]) -> str:
@@ -62,10 +96,15 @@ def frontier_markdown(fr: dict[str, Any]) -> str:
             "|---|---|---|" + "---|" * len(controls)]
     for m in methods:
         first = next(c for c in fr["claims"] if c["method"] == m)
-        cells = [claim_cell(by[(m, f)], x) if (m, f) in by else "—" for f in controls]
+        cells = [_cell(by[(m, f)], fr, x) if (m, f) in by else "—" for f in controls]
         out.append(f"| {m} | {signed(first['x'])} | {signed(first['y'])} | " + " | ".join(cells) + " |")
-    out += ["", f"![frontier]({FILES['figure']})", ""]
+    out += ["", power_line(fr) + ".", "", f"![frontier]({FILES['figure']})", ""]
     return "\n".join(out)
+
+
+def _cell(c: dict[str, Any], fr: dict[str, Any], x: str) -> str:
+    d = detectable_d(c, fr)
+    return claim_cell(c, x) + ("" if d is None else f"; detects ≥ {d:.3f}")
 
 
 def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
@@ -105,9 +144,10 @@ def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
     bench = fr["benchmark"] if len(fr["benchmarks"]) == 1 else f"{fr['benchmark']} ({len(fr['benchmarks'])} sets)"
     ax.set_title(f"{y} at equal {x} on {bench}\nhigher than a control's curve = more coverage for the same accuracy",
                  fontsize=9)
-    fig.text(0.5, 0.01, textwrap.fill(uncertainty_note(fr) + ".", 120), ha="center", va="bottom", fontsize=7.5,
+    fig.text(0.5, 0.01, textwrap.fill(uncertainty_note(fr) + ". " + power_line(fr) + ".", 130), ha="center",
+             va="bottom", fontsize=7,
              color="firebrick" if fr["resampled"] == "problems" else "0.3")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     shared.save_png(fig, path)
 
 
