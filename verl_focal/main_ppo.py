@@ -120,7 +120,7 @@ def check_mandatory(config: DictConfig) -> None:
 
 
 def _check_launch_data(config: DictConfig, launch: bool) -> None:
-    """Mandatory values (``???``) are set; the checkpoint folder is this run's (ckpt_identity); example data
+    """Mandatory values (``???``) are set; the checkpoint folder is this run's (run_identity); example data
     (``prep-data example``) never reaches a real launch unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1; the data files'
     columns are those verl's dataset and the reward read (data/local_inputs)."""
     from verl_focal.data.local_inputs import check_data_columns, check_example_data
@@ -135,8 +135,8 @@ def _check_launch_data(config: DictConfig, launch: bool) -> None:
 
 def _check_run_identity(config: DictConfig, launch: bool) -> None:
     """The checkpoint folder holds no other run's checkpoints (resume_mode=auto would resume from them); a launch
-    records this run's configuration there, a dry run writes nothing (ckpt_identity)."""
-    from verl_focal.ckpt_identity import check_run_identity
+    records this run's configuration there, a dry run writes nothing (run_identity)."""
+    from verl_focal.integration.startup.run_identity import check_run_identity
 
     for line in check_run_identity(config, write=launch):
         print(f"{PROG}: warning: {line}", file=sys.stderr)

@@ -1113,7 +1113,7 @@ def test_a_launch_never_resumes_from_another_runs_checkpoints(tmp_path, capsys, 
     run's checkpoint.  A launch records its configuration next to the checkpoints; a later launch (or dry run) of
     another configuration into a folder with checkpoints is refused, naming the differing keys and the fix; the same
     configuration resumes; resume_mode=disable starts afresh; a dry run never writes the record."""
-    from verl_focal.ckpt_identity import RECORD
+    from verl_focal.integration.startup.run_identity import RECORD
     from verl_focal.main_ppo import main as main_ppo
 
     launched = []
@@ -1157,7 +1157,7 @@ def test_a_launch_never_resumes_from_another_runs_checkpoints(tmp_path, capsys, 
 
 
 def test_checkpoints_without_a_record_are_one_warning_and_a_dry_run_writes_nothing(tmp_path):
-    from verl_focal.ckpt_identity import RECORD, check_run_identity
+    from verl_focal.integration.startup.run_identity import RECORD, check_run_identity
     from verl_focal.integration.preflight import compose_config
 
     (tmp_path / "global_step_3").mkdir()
