@@ -1157,8 +1157,8 @@ def test_a_launch_never_resumes_from_another_runs_checkpoints(tmp_path, capsys, 
 
 
 def test_checkpoints_without_a_record_are_one_warning_and_a_dry_run_writes_nothing(tmp_path):
-    from verl_focal.integration.startup.run_identity import RECORD, check_run_identity
     from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.run_identity import RECORD, check_run_identity
 
     (tmp_path / "global_step_3").mkdir()
     cfg = compose_config([f"trainer.default_local_dir={tmp_path}", "data.seed=1"])
