@@ -15,9 +15,7 @@ PYTEST_ARGS ?=
 ARGS       ?=
 # pytest workers (pytest-xdist): much of the suite is one-core process start-up (verl's import, Ray, the e2e
 # trainers), so a second worker uses the second core (measured wall times: docs/e2e.md, "Cost").  `make test`
-# keeps each file on one worker (--dist loadfile: a module's set-up, e.g. the host-safety renames, runs once), in
-# collection order (--no-loadscope-reorder: xdist would start the files with most tests first, and the trainer runs,
-# three tests a file and minutes each, last; conftest.py collects those first);
+# keeps each file on one worker (--dist loadfile: a module's set-up, e.g. the host-safety renames, runs once);
 # `make test-vllm` spreads its four runs over the two.  JOBS=1: one process, as plain pytest.
 JOBS       ?= 2
 XDIST       = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist $(1))
@@ -40,7 +38,7 @@ demo: $(STAMP)
 # The vllm-marked runs need .venv-vllm: `make test` deselects them (pytest reports them as deselected),
 # `make test-vllm` runs only them.
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -m "not vllm" $(call XDIST,loadfile) $(if $(filter 1,$(JOBS)),,--no-loadscope-reorder) $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not vllm" $(call XDIST,loadfile) $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	$(VENV)/bin/python -m pytest -m "not e2e and not slow and not vllm" $(call XDIST,loadfile) $(PYTEST_ARGS)

@@ -24,18 +24,3 @@ def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
             and not collection_path.name.startswith("test_") and collection_path.name != "conftest.py"):
         return True
     return None
-
-
-#: the files whose tests take minutes (trainer starts, renamed copies of verl): collected first, so that pytest-xdist's
-#: file-by-file scheduling (``make test``: ``--dist loadfile``) starts them on both workers at once and the short files
-#: fill in around them, instead of one long file starting last on one worker
-_LONG_FIRST = ("tests/e2e/test_main_ppo_cpu.py", "tests/e2e/test_separated_cpu.py", "tests/e2e/test_vllm_cpu.py",
-               "tests/integration/test_host_safety.py")
-
-
-def pytest_collection_modifyitems(session, config, items) -> None:
-    def rank(item) -> int:
-        path = Path(str(item.fspath)).resolve().relative_to(_TESTS.parent).as_posix()
-        return _LONG_FIRST.index(path) if path in _LONG_FIRST else len(_LONG_FIRST)
-
-    items.sort(key=rank)  # stable: every file keeps its own order
