@@ -69,8 +69,9 @@ def _run(tmp_path: Path, assets: dict, module: str, extra: list[str]) -> dict:
             "val": [s for s in run["lines"] if s["step"] == 0]}
 
 
-def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True) -> None:
-    """Steps 1..STEPS logged; weights reached the rollout after each step (and moved)."""
+def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True, every_step: bool = True) -> None:
+    """Steps 1..STEPS logged; weights reached the rollout after each step (and moved).  ``every_step=False``: a
+    nonzero gradient in at least one step, not in each (a step whose every group is all wrong has none)."""
     assert [s["step"] for s in run["steps"]] == list(range(1, STEPS + 1))
     # Update 1 is the initial sync (global step 0); one more after every training step.
     stats = run["stats"]
@@ -88,8 +89,10 @@ def _assert_trained(run: dict, n: int = ROLLOUT_N, moved_expected: bool = True) 
         # rollout log-probs come from the server's copy of the weights; the actor recomputes
         # them with its own: equal up to float noise only if the sync delivered the weights.
         assert m["training/rollout_probs_diff_max"] < 1e-2, m["training/rollout_probs_diff_max"]
-        if moved_expected:
+        if moved_expected and every_step:
             assert m["actor/grad_norm"] > 0
+    if moved_expected and not every_step:
+        assert any(s["data"]["actor/grad_norm"] > 0 for s in run["steps"]), run["steps"]
 
 
 def test_cue_grpo_main_ppo(tmp_path, assets):
@@ -129,7 +132,9 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
             "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_PLUGINS=none",
         ],
     )
-    _assert_trained(run, n=n)
+    # Our scorer is right about one time in eight here, and after the first update (lr 1e-2) a step can find every
+    # group all wrong, with no advantage and no gradient (seen once in a full `make test`): one step with a gradient.
+    _assert_trained(run, n=n, every_step=False)
     assert_cue([s["data"] for s in run["steps"]], "signatures")
     assert_scorer_in_reward_loop(run, tmp_path / "run")
 
