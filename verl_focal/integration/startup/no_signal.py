@@ -58,8 +58,7 @@ def check_group_size(config: Any, spec: Any) -> None:
         return
     est = config_get(config, "algorithm.adv_estimator")
     if spec is None:
-        fn = _verl_fn(est)
-        if int(n) < 2 and fn is not None and _takes(fn, "index"):
+        if int(n) < 2 and is_group_relative(config, None):
             raise ConfigError(
                 f"actor_rollout_ref.rollout.n={n}: {getattr(est, 'value', est)} compares each response with the "
                 "others of its prompt's group, and a group of 1 has none (verl gives it mean 0 and std 1: the "
