@@ -58,6 +58,7 @@ def files(tmp_path_factory):
     (d / "fam.yaml").write_text("reference: {run: r}\ncontrols: [{family: lr, knob: lr, points: [{value: 1, run: c}]}]"
                                 "\nmethods: [{name: m, run: m}]\n")
     (d / "binary.dat").write_bytes(bytes(range(256)) * 4)
+    (d / "one_seed_frontier.json").write_text(json.dumps({"claims": [], "resampled": "problems", "seeds": [1]}))
     (d / "nul.txt").write_bytes(b"valid UTF-8, but \x00 binary")
     (d / "dup.jsonl").write_text((json.dumps(dict(gen, ground_truth="2")) + "\n") * 2)  # one sample twice
     (d / "badarr.json").write_text("[3]")  # a JSON array whose element is no trace
@@ -352,6 +353,11 @@ CASES = [
     (["eval", "frontier", "--families", "{d}/fam.yaml", "--runs", "{d}", "--x", "pass@k", "--out-dir", "{d}/o"],
      ["--x 'pass@k': give pass@k with k >= 1"]),
     (["eval", "example", "--out-dir", "{d}/afile"], ["--out-dir {d}/afile: is a file"]),
+    # eval plan: a pilot that is no frontier.json, or one not over seeds
+    (["eval", "plan", "--pilot", "{d}/empty"], ["--pilot {d}/empty: no frontier.json there"]),
+    (["eval", "plan", "--pilot", "{d}/bad.json"], ["--pilot {d}/bad.json: not an `eval frontier` frontier.json"]),
+    (["eval", "plan", "--pilot", "{d}/one_seed_frontier.json"],
+     ["one training run per point measures no seed-to-seed spread"]),
     # eval rare-set: generations without prompt_text, empty, parquet; --data without a prompt column
     (["eval", "rare-set", "--generations", "{d}/noprompt_gen.jsonl", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
      ["noprompt_gen.jsonl", "'prompt_text'", "verl-focal eval generate"]),
@@ -469,6 +475,7 @@ EVAL_KINDS = {
     "report": ["'acc'/'score'", "the file is empty", "is a parquet file"],
     "frontier": ["'acc'/'score'", "the file is empty", "is a parquet file"],
     "example": ["is a file"],
+    "plan": ["no frontier.json there", "not an `eval frontier` frontier.json", "measures no seed-to-seed spread"],
     "rare-set": ["'prompt_text'", "the file is empty", "is a parquet file"],
     "rare-nll": ["'base_nll'", "the file is empty", "is a parquet file"],
 }

@@ -57,10 +57,10 @@ def _add_report_opts(p: argparse.ArgumentParser) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from verl_focal.lab.eval.example import add_example_parser
-    from verl_focal.lab.eval.frontier_cli import add_frontier_parser
+    from verl_focal.lab.eval.frontier_cli import add_frontier_parser, add_plan_parser
 
     sub = parser.add_subparsers(dest="eval_command", required=True,
-                                metavar="{generate,score,report,frontier,example,rare-set,rare-nll}")
+                                metavar="{generate,score,report,frontier,plan,example,rare-set,rare-nll}")
 
     g = sub.add_parser("generate", help="sample n responses per problem into a resumable JSONL")
     g.add_argument("--data", required=True, help="evaluation parquet (verl RL schema, from `verl-focal prep-data`)")
@@ -112,6 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_report_opts(r)
 
     add_frontier_parser(sub)
+    add_plan_parser(sub)
     add_example_parser(sub)
 
     rs = sub.add_parser("rare-set", help="top fraction of correct base-model samples by base NLL")
@@ -493,13 +494,19 @@ def _cmd_frontier(args) -> int:
     return run_frontier(args)
 
 
+def _cmd_plan(args) -> int:
+    from verl_focal.lab.eval.frontier_cli import run_plan
+
+    return run_plan(args)
+
+
 def _cmd_example(args) -> int:
     from verl_focal.lab.eval.example import run_example
 
     return run_example(args)
 
 
-COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "report": _cmd_report, "frontier": _cmd_frontier,
+COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "report": _cmd_report, "frontier": _cmd_frontier, "plan": _cmd_plan,
             "example": _cmd_example, "rare-set": _cmd_rare_set, "rare-nll": _cmd_rare_nll}
 
 

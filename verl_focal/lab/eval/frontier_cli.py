@@ -16,7 +16,7 @@ from pathlib import Path
 
 from verl_focal.config.errors import InputError
 
-__all__ = ["add_frontier_parser", "run_frontier"]
+__all__ = ["add_frontier_parser", "add_plan_parser", "run_frontier", "run_plan"]
 
 
 def add_frontier_parser(sub) -> None:
@@ -45,6 +45,48 @@ def add_frontier_parser(sub) -> None:
     f.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     f.add_argument("--out-dir", "--out", dest="out_dir", required=True, metavar="DIR",
                    help="output folder for frontier.md, frontier.json and frontier.png")
+
+
+def add_plan_parser(sub) -> None:
+    """Add the ``plan`` sub-command: a design's smallest detectable D and cost from a pilot's frontier.json."""
+    from verl_focal.lab.eval.plan import DEFAULT_SEEDS
+
+    p = sub.add_parser("plan", help="before training: the smallest D a design of S seeds per point detects, and its "
+                                    "cost, projected from a pilot's `eval frontier` output")
+    p.add_argument("--pilot", required=True, metavar="PATH",
+                   help="an `eval frontier` output folder (or its frontier.json) over 2 or more training seeds")
+    p.add_argument("--seeds", nargs="+", type=int, default=list(DEFAULT_SEEDS), metavar="S",
+                   help=f"seeds per point to tabulate (default {' '.join(map(str, DEFAULT_SEEDS))}; each >= 2)")
+    p.add_argument("--target", type=float, default=0.02,
+                   help="the D the design should detect; the plan says how many seeds per point it takes "
+                        "(default 0.02)")
+    p.add_argument("--points", type=int, default=None,
+                   help="policy points the design trains, reference included, for the cost (default: the pilot's); "
+                        "the smallest D is the pilot's comparisons' either way")
+    p.add_argument("--train-hours", type=float, default=850.0,
+                   help="GPU-hours per training run (default 850: the recipes' defaults on H100s, our estimate, "
+                        "docs/eval.md)")
+    p.add_argument("--eval-hours", type=float, default=75.0,
+                   help="GPU-hours per evaluation (default 75: n = 256 on the six math sets, our estimate, "
+                        "docs/eval.md)")
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from verl_focal.lab.eval.plan import load_pilot, plan_markdown, plan_rows
+
+    bad = [s for s in args.seeds if s < 2]
+    if bad:
+        raise InputError(f"--seeds {' '.join(map(str, bad))}: each must be >= 2 (the interval is a t with S − 1 "
+                         "degrees of freedom)")
+    for flag, v in (("--target", args.target), ("--train-hours", args.train_hours), ("--eval-hours", args.eval_hours)):
+        if not (v >= 0 if flag != "--target" else v > 0):
+            raise InputError(f"{flag} {v:g}: must be {'> 0' if flag == '--target' else '>= 0'}")
+    if args.points is not None and args.points < 2:
+        raise InputError(f"--points {args.points}: must be >= 2 (the reference and at least one other policy)")
+    fr = load_pilot(args.pilot)
+    rows = plan_rows(fr, sorted(set(args.seeds)), args.train_hours, args.eval_hours, args.points)
+    print(plan_markdown(fr, rows, args.target, args.pilot, args.train_hours, args.eval_hours, args.points))
+    return 0
 
 
 def run_frontier(args: argparse.Namespace) -> int:
