@@ -159,6 +159,7 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
 
     from verl_focal.config.errors import UserError
     from verl_focal.integration.registration import collisions, get_spec, register_all
+    from verl_focal.integration.startup.mandatory import mandatory_lines
     from verl_focal.integration.startup.quiet import quiet_optional_engines
     from verl_focal.integration.startup.versions import version_mismatches
 
@@ -193,6 +194,7 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
     out["checked"].append(_hooks_line())
     spec = get_spec(config.algorithm.adv_estimator)
     out["warnings"] += unread
+    out["warnings"] += mandatory_lines(config)
     used = spec.sections if spec is not None else frozenset()
     ours = ", ".join(f"algorithm.{s}" for s in sorted(used)) or "none used"
     out["checked"].append(f"config: algorithm.adv_estimator={est}; our sections ({ours}) and verl's validate_config")

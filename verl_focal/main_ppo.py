@@ -28,6 +28,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from verl_focal.integration.startup.compose import CONFIG_NAME, compose_config
+from verl_focal.integration.startup.mandatory import check_mandatory
 from verl_focal.integration.startup.validate import validate_all
 
 __all__ = ["main", "run"]
@@ -85,38 +86,6 @@ def _warn_unread(config: DictConfig, overrides: list[str], trainer: str = "ppo")
 
     for line in check_unread(config, overrides, trainer):
         print(f"{PROG}: warning: {line}", file=sys.stderr)
-
-
-#: a mandatory key's fix, where one value is the usual choice (verl's own names)
-_MANDATORY_FIXES = {
-    "actor_rollout_ref.rollout.name": "actor_rollout_ref.rollout.name=vllm (or sglang), the rollout engine",
-}
-
-
-def missing_mandatory(config: DictConfig) -> list[str]:
-    """The keys left at ``???`` that the run reads: verl raises ``MissingMandatoryValue`` for them only after
-    ``ray.init``.  A key under a section switched off (an ancestor with ``enable: false``, e.g.
-    ``reward.reward_model.rollout.name`` without a reward model) is never read, so not listed."""
-
-    def switched_off(key: str) -> bool:
-        parts = key.split(".")
-        for i in range(1, len(parts)):
-            if OmegaConf.select(config, ".".join([*parts[:i], "enable"]), default=None) is False:
-                return True
-        return False
-
-    return sorted(k for k in OmegaConf.missing_keys(config) if not switched_off(k))
-
-
-def check_mandatory(config: DictConfig) -> None:
-    """Refuse, naming every key, a mandatory value left unset (``???``): before Ray, in a dry run and a launch."""
-    from verl_focal.config.errors import ConfigError
-
-    keys = missing_mandatory(config)
-    if keys:
-        fixes = ", ".join(_MANDATORY_FIXES.get(k, f"{k}=VALUE") for k in keys)
-        raise ConfigError(f"mandatory value(s) left unset (???): {', '.join(keys)}; verl would stop with "
-                          f"MissingMandatoryValue after Ray starts: set {fixes}")
 
 
 def _check_launch_data(config: DictConfig, launch: bool) -> None:

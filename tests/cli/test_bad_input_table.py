@@ -1103,8 +1103,8 @@ def test_a_launch_refuses_an_unset_mandatory_value_before_ray(tmp_path, capsys, 
     """The launch path (no --dry-run) runs the same check before Hydra's main and Ray; a reward model's engine name
     is mandatory only with the reward model on."""
     from verl_focal.integration.preflight import compose_config
+    from verl_focal.integration.startup.mandatory import missing_mandatory
     from verl_focal.main_ppo import main as main_ppo
-    from verl_focal.main_ppo import missing_mandatory
 
     monkeypatch.setattr("verl_focal.main_ppo._hydra_main", lambda: pytest.fail("reached Hydra's main"))
     with pytest.raises(SystemExit) as info:
@@ -1113,6 +1113,20 @@ def test_a_launch_refuses_an_unset_mandatory_value_before_ray(tmp_path, capsys, 
     assert missing_mandatory(compose_config(["actor_rollout_ref.rollout.name=vllm"])) == []
     assert missing_mandatory(compose_config(["actor_rollout_ref.rollout.name=vllm", "reward.reward_model.enable=true"])
                              ) == ["reward.reward_model.rollout.name"]
+
+
+def test_check_names_an_unset_mandatory_value_and_its_fix_works():
+    """`check` takes configs that name no engine yet, so it warns rather than refuses; the warning names the key and
+    the setting that the dry run then accepts (the hint is a promise: with it set, the line is gone)."""
+    from verl_focal.check import validate_here
+
+    base = [*OK, "trainer.logger=[console]"]
+    warned = [w for w in validate_here(base)["warnings"] if "(???)" in w]
+    assert warned == ["mandatory value(s) left unset (???): actor_rollout_ref.rollout.name; a --dry-run and a launch "
+                      "refuse this config until you set actor_rollout_ref.rollout.name=vllm (or sglang), the rollout "
+                      "engine"]
+    fixed = validate_here([*base, "actor_rollout_ref.rollout.name=vllm"])
+    assert not fixed["problems"] and not [w for w in fixed["warnings"] if "(???)" in w]
 
 
 def test_a_launch_never_resumes_from_another_runs_checkpoints(tmp_path, capsys, monkeypatch):

@@ -280,16 +280,15 @@ def _to_plain(value: Any) -> Any:
     return value
 
 
+def _range_parts(meta: Mapping, ge: str = ">=", le: str = "<=", number: str = "g") -> list[str]:
+    """A field's bounds as ``[">= 0", "<= 1"]`` (``ge`` / ``le`` the signs, ``number`` the format of the values)."""
+    signs = (("min", ge), ("min_exclusive", ">"), ("max", le))
+    return [f"{sign} {meta[k]:{number}}" for k, sign in signs if k in meta]
+
+
 def _range_text(meta: Mapping) -> str:
     """The allowed range of a field in words: ``>= 0``, ``> 0 and <= 1``, ..."""
-    parts = []
-    if "min" in meta:
-        parts.append(f">= {meta['min']:g}")
-    if "min_exclusive" in meta:
-        parts.append(f"> {meta['min_exclusive']:g}")
-    if "max" in meta:
-        parts.append(f"<= {meta['max']:g}")
-    return " and ".join(parts)
+    return " and ".join(_range_parts(meta))
 
 
 def _fix(key: str, default: Any, meta: Mapping) -> str:
@@ -452,15 +451,8 @@ def _rows(cls: type, prefix: str):
             yield from _rows(type(default), f"{prefix}.{f.name}")
             continue
         meta = f.metadata
-        rng = []
-        if "choices" in meta:
-            rng.append(" \\| ".join(meta["choices"]))
-        if "min" in meta:
-            rng.append(f"≥ {meta['min']}")
-        if "min_exclusive" in meta:
-            rng.append(f"> {meta['min_exclusive']}")
-        if "max" in meta:
-            rng.append(f"≤ {meta['max']}")
+        rng = [" \\| ".join(meta["choices"])] if "choices" in meta else []
+        rng += _range_parts(meta, "≥", "≤", number="")
         yield f"| `{prefix}.{f.name}` | `{default!r}` | {', '.join(rng) or '—'} | {meta.get('doc', '')} |"
 
 

@@ -506,8 +506,8 @@ def _cmd_example(args) -> int:
     return run_example(args)
 
 
-COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "report": _cmd_report, "frontier": _cmd_frontier, "plan": _cmd_plan,
-            "example": _cmd_example, "rare-set": _cmd_rare_set, "rare-nll": _cmd_rare_nll}
+COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "report": _cmd_report, "frontier": _cmd_frontier,
+            "plan": _cmd_plan, "example": _cmd_example, "rare-set": _cmd_rare_set, "rare-nll": _cmd_rare_nll}
 
 
 #: numeric options checked before any work: dest -> (test, what it must be)

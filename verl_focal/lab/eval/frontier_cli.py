@@ -63,12 +63,10 @@ def add_plan_parser(sub) -> None:
     p.add_argument("--points", type=int, default=None,
                    help="policy points the design trains, reference included, for the cost (default: the pilot's); "
                         "the smallest D is the pilot's comparisons' either way")
-    p.add_argument("--train-hours", type=float, default=850.0,
-                   help="GPU-hours per training run (default 850: the recipes' defaults on H100s, our estimate, "
-                        "docs/eval.md)")
-    p.add_argument("--eval-hours", type=float, default=75.0,
-                   help="GPU-hours per evaluation (default 75: n = 256 on the six math sets, our estimate, "
-                        "docs/eval.md)")
+    for flag, default, what in (("--train-hours", 850.0, "training run (default 850: the recipes' defaults"),
+                                ("--eval-hours", 75.0, "evaluation (default 75: n = 256 on the six math sets")):
+        p.add_argument(flag, type=float, default=default,
+                       help=f"GPU-hours per {what} on H100s, our estimate in docs/eval.md)")
 
 
 def run_plan(args: argparse.Namespace) -> int:

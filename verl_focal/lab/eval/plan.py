@@ -4,7 +4,7 @@ A pilot is an ``eval frontier`` run over seeds (its ``frontier.json``): every co
 grid carries the standard error se of D on the pilot's n seeds.  A design of S seeds per point has standard error
 se · √(n / S), so its smallest detectable D (80% power, two-sided, at the pilot's level) is
 
-    m(S) = (t_{S−1, 1−α/2} + t_{S−1, 0.80}) · se · √(n / S)          (:func:`~verl_focal.lab.stats.power.minimum_detectable_d`)
+    m(S) = (t_{S−1, 1−α/2} + t_{S−1, 0.80}) · se · √(n / S)      (stats.power.minimum_detectable_d)
 
 the same statistic as ``eval frontier``'s power line, which is m(n).  The projection keeps everything else of the
 pilot: its benchmarks, problems, samples per problem, grid points and methods (other problems or samples change the
@@ -43,7 +43,8 @@ def load_pilot(path: str | Path) -> dict[str, Any]:
                          "frontier.json")
     try:
         fr = json.loads(f.read_text(encoding="utf-8"))
-        claims, resampled, seeds = fr["claims"], fr["resampled"], fr["seeds"]
+        resampled, seeds = fr["resampled"], fr["seeds"]
+        _ = list(fr["claims"])
     except (ValueError, KeyError, TypeError) as e:
         raise InputError(f"--pilot {f}: not an `eval frontier` frontier.json ({e})") from None
     if resampled != "seeds" or len(seeds) < 2:
@@ -63,9 +64,9 @@ def _ses(fr: dict[str, Any]) -> list[float]:
 def plan_rows(fr: dict[str, Any], seeds: list[int], train_hours: float, eval_hours: float,
               points: int | None = None) -> list[dict[str, Any]]:
     """One row per design of S seeds per point (S in ``seeds``): m(S) (module docstring) over every comparison of the
-    pilot ``fr`` inside the grid as ``median`` / ``low`` / ``high``, and the cost: ``runs`` = P · S trainings (P = the
-    pilot's policy points, reference included, or ``points``), ``evaluations`` = runs + 1 (the base model once), ``hours`` at
-    ``train_hours`` per training and ``eval_hours`` per evaluation."""
+    pilot ``fr`` inside the grid as ``median`` / ``low`` / ``high``, and the cost: ``runs`` = P · S trainings (P =
+    ``points``, default the pilot's policy points, reference included), ``evaluations`` = runs + 1 (the base model
+    once), ``hours`` at ``train_hours`` per training and ``eval_hours`` per evaluation."""
     ses, n = _ses(fr), len(fr["seeds"])
     policies = points or 1 + len(fr["points"])
     rows = []

@@ -13,6 +13,7 @@ concept per module:
 * :mod:`.plot`    -- the figure (matplotlib is imported only when plotting).
 """
 
+from . import config as _config
 from .config import (
     PAPER_GROUP_SIZES,
     SimConfig,
@@ -29,24 +30,6 @@ from .plot import plot_results
 from .result import SimResult, regimes, summarise
 from .run import retained_correct_mass, run_simulation
 
-__all__ = [
-    "PAPER_GROUP_SIZES",
-    "SimConfig",
-    "SimResult",
-    "paper_config",
-    "quick_config",
-    "initial_logits",
-    "initial_logits_from_masses",
-    "initial_masses",
-    "parse_group_sizes",
-    "retained_correct_mass",
-    "run_simulation",
-    "numpy_reference_step",
-    "torch_step",
-    "write_csv",
-    "write_json",
-    "read_results",
-    "plot_results",
-    "summarise",
-    "regimes",
-]
+#: the config module's names, then the run's, the kernels', the files' and the figure's
+__all__ = [*_config.__all__, "SimResult", "retained_correct_mass", "run_simulation", "numpy_reference_step",
+           "torch_step", "write_csv", "write_json", "read_results", "plot_results", "summarise", "regimes"]

@@ -1,0 +1,55 @@
+"""Mandatory values left at ``???``: verl raises ``MissingMandatoryValue`` for them only after ``ray.init``, so a dry
+run and a launch refuse them before Ray (:func:`check_mandatory`), and ``verl-focal check`` names them
+(:func:`mandatory_lines`)."""
+
+from __future__ import annotations
+
+from omegaconf import DictConfig, OmegaConf
+
+__all__ = ["check_mandatory", "mandatory_lines", "missing_mandatory"]
+
+#: a mandatory key's fix, where one value is the usual choice (verl's own names)
+_MANDATORY_FIXES = {
+    "actor_rollout_ref.rollout.name": "actor_rollout_ref.rollout.name=vllm (or sglang), the rollout engine",
+}
+
+
+def missing_mandatory(config: DictConfig) -> list[str]:
+    """The keys left at ``???`` that the run reads: verl raises ``MissingMandatoryValue`` for them only after
+    ``ray.init``.  A key under a section switched off (an ancestor with ``enable: false``, e.g.
+    ``reward.reward_model.rollout.name`` without a reward model) is never read, so not listed."""
+
+    def switched_off(key: str) -> bool:
+        parts = key.split(".")
+        for i in range(1, len(parts)):
+            if OmegaConf.select(config, ".".join([*parts[:i], "enable"]), default=None) is False:
+                return True
+        return False
+
+    return sorted(k for k in OmegaConf.missing_keys(config) if not switched_off(k))
+
+
+def _fixes(keys: list[str]) -> str:
+    return ", ".join(_MANDATORY_FIXES.get(k, f"{k}=VALUE") for k in keys)
+
+
+def mandatory_lines(config: DictConfig) -> list[str]:
+    """``verl-focal check``'s line on the mandatory values left unset (none when all are set): it checks a config
+    that may name no engine yet, so it says so instead of refusing; the dry run and the launch refuse."""
+    keys = missing_mandatory(config)
+    if not keys:
+        return []
+    return [f"mandatory value(s) left unset (???): {', '.join(keys)}; a --dry-run and a launch refuse this config "
+            f"until you set {_fixes(keys)}"]
+
+
+def check_mandatory(config: DictConfig) -> None:
+    """Refuse, naming every key, a mandatory value left unset (``???``): before Ray, in a dry run and a launch."""
+    from verl_focal.config.errors import ConfigError
+
+    keys = missing_mandatory(config)
+    if keys:
+        raise ConfigError(f"mandatory value(s) left unset (???): {', '.join(keys)}; verl would stop with "
+                          f"MissingMandatoryValue after Ray starts: set {_fixes(keys)}")
+
+
