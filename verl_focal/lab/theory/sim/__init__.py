@@ -14,16 +14,7 @@ concept per module:
 """
 
 from . import config as _config
-from .config import (
-    PAPER_GROUP_SIZES,
-    SimConfig,
-    initial_logits,
-    initial_logits_from_masses,
-    initial_masses,
-    paper_config,
-    parse_group_sizes,
-    quick_config,
-)
+from .config import *  # noqa: F403 (its __all__ is the first part of ours)
 from .kernels import numpy_reference_step, torch_step
 from .output import read_results, write_csv, write_json
 from .plot import plot_results
