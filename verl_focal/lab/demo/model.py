@@ -9,6 +9,7 @@ by teacher forcing (cross-entropy on the answer tokens only).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,8 +84,18 @@ def build_model(tokenizer, spec: ModelSpec, seed: int):
     return model
 
 
+#: per tokenizer, the ids of every text it has encoded: the demo encodes the same few thousand prompts and answers
+#: tens of thousands of times per seed, and a call of the HF tokenizer costs ~0.1 ms (a quarter of an RL step's
+#: CPU time); the ids are the tokenizer's own, so nothing a run computes changes
+_ENCODED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _ids(tokenizer, text: str) -> list[int]:
-    return tokenizer(text, add_special_tokens=False)["input_ids"]
+    memo = _ENCODED.setdefault(tokenizer, {})
+    ids = memo.get(text)
+    if ids is None:
+        ids = memo[text] = tuple(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return list(ids)
 
 
 def encode_prompts(tokenizer, problems: Sequence[Problem]) -> torch.Tensor:
