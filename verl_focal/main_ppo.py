@@ -52,6 +52,8 @@ def _hydra_main(config: DictConfig) -> None:
     from verl_focal.config.errors import UserError, report_user_error
 
     try:
+        if not _CHECKED_BEFORE_HYDRA:  # Hydra's own flags skipped them: the same checks, on Hydra's composition
+            _check_under_hydra(config)
         run(config)
     except UserError as e:  # Hydra would print a traceback; a user error gets its one line
         raise SystemExit(report_user_error(PROG, e, debug=_DEBUG)) from None
@@ -59,6 +61,20 @@ def _hydra_main(config: DictConfig) -> None:
 
 PROG = "python -m verl_focal.main_ppo"
 _DEBUG = False
+#: the launch checks ran on our own composition before Hydra's main (no Hydra flag was given)
+_CHECKED_BEFORE_HYDRA = False
+
+
+def _check_under_hydra(config: DictConfig) -> None:
+    """A launch with Hydra's own flags (``--config-name``, ``-m``, ``hydra.run.dir=...``) is composed by Hydra, not
+    before it: the launch checks run here instead, before Ray, on Hydra's config and the overrides Hydra applied
+    (the unread-key check needs our config's schema, so it runs when the config is ours)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    hydra_cfg = HydraConfig.get()
+    if hydra_cfg.job.config_name == CONFIG_NAME:
+        _warn_unread(config, list(hydra_cfg.overrides.task))
+    _check_launch_data(config, launch=True)
 
 #: printed by ``-h`` / ``--help`` before Hydra's own help (which lists the whole composed config)
 USAGE = f"""usage: {PROG} [--dry-run] [--trainer {{ppo,one_step_off,fully_async}}] [--debug] [KEY=VALUE ...]
@@ -170,7 +186,7 @@ def _hydra_args(args: list[str]) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """``python -m verl_focal.main_ppo [--trainer NAME] [--dry-run] [--debug] overrides...``; user errors exit 2
     in one line."""
-    global _DEBUG
+    global _DEBUG, _CHECKED_BEFORE_HYDRA
     from verl_focal.config.errors import UserError, debug_enabled, report_user_error
     from verl_focal.integration.startup.quiet import quiet_optional_engines
 
@@ -204,6 +220,7 @@ def main(argv: list[str] | None = None) -> None:
             config = compose_config(args)  # override typos refused here, in one line, before Hydra
             _warn_unread(config, args)
             _check_launch_data(config, launch=True)
+            _CHECKED_BEFORE_HYDRA = True
     except UserError as e:
         raise SystemExit(report_user_error(PROG, e, debug=_DEBUG)) from None
     sys.argv = [sys.argv[0], *args]

@@ -1187,3 +1187,21 @@ def test_checkpoints_without_a_record_are_one_warning_and_a_dry_run_writes_nothi
         f"trainer.default_local_dir={tmp_path} holds checkpoints without a {RECORD} (written before verl-focal "
         "recorded runs): trainer.resume_mode=auto resumes from them whatever run wrote them"]
     assert not (tmp_path / RECORD).exists()
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["actor_rollout_ref.rollout.name=vllm", "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.kl_loss_coef=0.001"],
+     "actor_rollout_ref.actor.kl_loss_coef=0.001 is not read under this configuration"),
+    ([], "(???): actor_rollout_ref.rollout.name;"),
+])
+def test_a_launch_with_hydras_own_flags_runs_the_same_checks_before_ray(tmp_path, extra, needle):
+    """A launch that passes Hydra's own flags (here ``hydra.run.dir=...``, which users set to place the run's
+    files) is composed by Hydra, not by us before it; it used to skip the launch checks (an unread key, a
+    mandatory value left at ???) and start Ray.  It is refused in one line, exit 2, before Ray: no Ray session
+    folder is made under the run's temporary directory."""
+    proc = _py("-m", "verl_focal.main_ppo", f"hydra.run.dir={tmp_path / 'run'}", *OK, "trainer.logger=[console]",
+               *extra, env={"RAY_TMPDIR": str(tmp_path / "ray")})
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("python -m verl_focal.main_ppo: error")]
+    assert len(lines) == 1 and needle in lines[0], proc.stderr[-2000:]
+    assert not (tmp_path / "ray").exists()
