@@ -1190,7 +1190,8 @@ def test_checkpoints_without_a_record_are_one_warning_and_a_dry_run_writes_nothi
 
 
 @pytest.mark.parametrize("extra,needle", [
-    (["actor_rollout_ref.rollout.name=vllm", "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.kl_loss_coef=0.001"],
+    (["actor_rollout_ref.rollout.name=vllm", "algorithm.adv_estimator=grpo",
+      "actor_rollout_ref.actor.kl_loss_coef=0.001"],
      "actor_rollout_ref.actor.kl_loss_coef=0.001 is not read under this configuration"),
     ([], "(???): actor_rollout_ref.rollout.name;"),
 ])
