@@ -91,7 +91,12 @@ options:
   KEY=VALUE        any Hydra override of verl's config or ours, e.g. algorithm.adv_estimator=f_grpo
 
 check a config first:  verl-focal check KEY=VALUE ...   (also loads the estimators in a fresh process)
-example:               {PROG} --dry-run algorithm.adv_estimator=f_grpo algorithm.focal.gamma=0.5
+example:               {PROG} --dry-run algorithm.adv_estimator=f_grpo algorithm.focal.gamma=0.5 \\
+                           actor_rollout_ref.rollout.name=vllm trainer.logger=[console] \\
+                           actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\
+                           actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8 \\
+                           actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8
+                       (add data.train_files=..., data.val_files=... and actor_rollout_ref.model.path=...)
 docs:                  docs/usage.md (entry points), docs/config.md (every key we add)"""
 
 

@@ -40,3 +40,28 @@ def test_help_of_a_separated_trainer_is_ours_only():
 
     r = _main_ppo("--trainer", "fully_async", "-h")
     assert r.returncode == 0 and r.stdout == USAGE + "\n"
+
+
+def test_the_helps_example_passes_a_dry_run_with_the_inputs_it_says_to_add(tmp_path, capsys):
+    """A hint is a promise: the example in our usage text, with the data files and model it says to add, passes
+    the dry run (it named no engine and no micro-batch sizes, and failed)."""
+    import shlex
+
+    import pandas as pd
+    import pytest
+
+    from verl_focal.main_ppo import PROG, USAGE
+    from verl_focal.main_ppo import main as main_ppo
+
+    text = USAGE.split("example:", 1)[1].split("\n(", 1)[0].split("(add", 1)[0]
+    argv = shlex.split(text.replace("\\\n", " "))
+    assert argv[:3] == PROG.split() and "--dry-run" in argv
+    train = tmp_path / "train.parquet"
+    pd.DataFrame({"data_source": ["d"], "prompt": [[{"role": "user", "content": "1+1?"}]],
+                  "reward_model": [{"ground_truth": "2"}]}).to_parquet(train)
+    with pytest.raises(SystemExit) as info:
+        main_ppo([*argv[3:], f"data.train_files={train}", f"data.val_files=[{train}]",
+                  "actor_rollout_ref.model.path=Qwen/Qwen2.5-7B"])
+    captured = capsys.readouterr()
+    assert info.value.code == 0, captured.err[-2000:]
+    assert "adv_estimator: f_grpo" in captured.out
