@@ -10,16 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from verl_focal.config.errors import ConfigError
+from verl_focal.config.key_names import config_get
 
 __all__ = ["check_local_paths", "looks_like_hub_name", "check_data_columns", "example_data_in", "check_example_data",
            "ALLOW_EXAMPLE_ENV"]
 
 def _local_paths(config: Any) -> list[tuple[str, str, str]]:
     """(key, path, kind) of the local files and folders a run reads before its first step."""
-    from omegaconf import OmegaConf
-
     def get(key: str) -> Any:
-        return OmegaConf.select(config, key, default=None)
+        return config_get(config, key)
 
     out: list[tuple[str, str, str]] = []
     for key in ("data.train_files", "data.val_files"):
@@ -59,13 +58,12 @@ def check_local_paths(config: Any) -> None:
     """
     import os
 
-    from omegaconf import OmegaConf
 
     # a tokenizer folder holds tokenizer.json (fast) or the vocab files a slow tokenizer reads (AutoTokenizer
     # fails on a folder with only tokenizer_config.json)
     tokenizer_files = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
                        "sentencepiece.bpe.model", "tokenizer.tiktoken", "qwen.tiktoken")
-    own_tokenizer = not OmegaConf.select(config, "actor_rollout_ref.model.tokenizer_path", default=None)
+    own_tokenizer = not config_get(config, "actor_rollout_ref.model.tokenizer_path")
 
     def model_problem(key: str, local: str) -> str | None:
         if not os.path.isdir(local):  # e.g. <dir>/model.safetensors: name the folder, if it is one
@@ -175,9 +173,8 @@ def check_data_columns(config: Any) -> None:
     (``data.prompt_key``), ``data_source`` and ``reward_model`` (its ``ground_truth``).  Reads the schema only."""
     import os
 
-    from omegaconf import OmegaConf
 
-    prompt_key = str(OmegaConf.select(config, "data.prompt_key", default="prompt") or "prompt")
+    prompt_key = str(config_get(config, "data.prompt_key", "prompt") or "prompt")
     for key, path, kind in _local_paths(config):
         local = os.path.expanduser(path)
         if kind != "data" or "://" in path or not os.path.isfile(local):

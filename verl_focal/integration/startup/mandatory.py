@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from omegaconf import DictConfig, OmegaConf
 
+from verl_focal.config.key_names import config_get
+
 __all__ = ["check_mandatory", "mandatory_lines", "missing_mandatory"]
 
 #: a mandatory key's fix, where one value is the usual choice (verl's own names)
@@ -22,7 +24,7 @@ def missing_mandatory(config: DictConfig) -> list[str]:
     def switched_off(key: str) -> bool:
         parts = key.split(".")
         for i in range(1, len(parts)):
-            if OmegaConf.select(config, ".".join([*parts[:i], "enable"]), default=None) is False:
+            if config_get(config, ".".join([*parts[:i], "enable"])) is False:
                 return True
         return False
 

@@ -18,6 +18,7 @@ import os
 from typing import Any
 
 from verl_focal.config.errors import ConfigError
+from verl_focal.config.key_names import config_get
 
 __all__ = ["RECORD", "IDENTITY_KEYS", "identity", "check_run_identity", "holds_checkpoints"]
 
@@ -51,7 +52,7 @@ IDENTITY_KEYS = (
 def _get(config: Any, key: str) -> Any:
     from omegaconf import DictConfig, ListConfig, OmegaConf
 
-    val = OmegaConf.select(config, key, default=None, throw_on_missing=False)
+    val = config_get(config, key)
     if isinstance(val, (DictConfig, ListConfig)):
         return OmegaConf.to_container(val, resolve=True)
     return val
