@@ -52,8 +52,9 @@ def _put(tq, tok, sessions, multi: bool, offset: int, rng):
 
 
 def _advantages(tq, trainer, meta_and_lp):
-    """One step as verl's trainer runs it: the old-log-prob pass (the cue estimators' prefetch starts there,
-    over every output), then the advantage step."""
+    """One step as verl's trainer runs it: the old-log-prob pass (the step seam's prefetch starts there for each
+    of our estimators: the TransferQueue read of the small columns over every output, and for the cue estimators
+    the decoding), then the advantage step."""
     meta, log_probs = meta_and_lp
     trainer.actor_rollout_wg = ActorWorkerGroup(tq, log_probs)
     metrics: dict = {}
