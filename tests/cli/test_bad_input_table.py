@@ -1206,3 +1206,25 @@ def test_a_launch_with_hydras_own_flags_runs_the_same_checks_before_ray(tmp_path
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("python -m verl_focal.main_ppo: error")]
     assert len(lines) == 1 and needle in lines[0], proc.stderr[-2000:]
     assert not (tmp_path / "ray").exists()
+
+
+def test_resuming_from_a_chosen_checkpoint_of_another_run_is_named_in_a_warning(tmp_path):
+    """resume_mode=resume_path: the user chose the checkpoint, so another configuration there is a warning naming
+    the differing keys (not a refusal); the same configuration, or a checkpoint with no record, is silent."""
+    from verl_focal.integration.startup.compose import compose_config
+    from verl_focal.integration.startup.run_identity import RECORD, check_run_identity
+
+    run = tmp_path / "grpo_s42"
+    check_run_identity(compose_config([f"trainer.default_local_dir={run}", "data.seed=42"]), write=True)
+    (run / "global_step_10").mkdir()
+    step = run / "global_step_10"
+
+    def lines(seed, where=step):
+        return check_run_identity(compose_config([f"trainer.default_local_dir={tmp_path / 'new'}", f"data.seed={seed}",
+                                                  "trainer.resume_mode=resume_path",
+                                                  f"trainer.resume_from_path={where}"]), write=False)
+
+    assert lines(7) == [f"trainer.resume_from_path={step} is a checkpoint of a run with another configuration "
+                        f"({run / RECORD}): data.seed: 42 there, 7 here; this run resumes from it as asked"]
+    assert lines(42) == []
+    assert lines(7, tmp_path / "elsewhere" / "global_step_1") == []

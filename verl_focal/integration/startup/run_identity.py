@@ -99,10 +99,32 @@ def _show(v: Any) -> str:
     return json.dumps(v) if isinstance(v, (dict, list)) or v is None else str(v)
 
 
+def _explicit_resume_lines(checkpoint: str, mine: dict[str, Any]) -> list[str]:
+    """``trainer.resume_mode=resume_path``: the user chose the checkpoint, so a run of another configuration there
+    is named in a warning (the keys that differ), not refused."""
+    for folder in (os.path.dirname(checkpoint.rstrip(os.sep)), checkpoint):  # .../run/global_step_N, or .../run
+        path = os.path.join(folder, RECORD)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                theirs = json.load(fh).get("identity", {})
+        except (OSError, ValueError, AttributeError):
+            continue
+        diff = [k for k in sorted(mine.keys() | theirs.keys()) if mine.get(k, _ABSENT) != theirs.get(k, _ABSENT)]
+        if not diff:
+            return []
+        shown = "; ".join(f"{k}: {_show(theirs.get(k, _ABSENT))} there, {_show(mine.get(k, _ABSENT))} here"
+                          for k in diff[:6])
+        more = f" (and {len(diff) - 6} more)" if len(diff) > 6 else ""
+        return [f"trainer.resume_from_path={checkpoint} is a checkpoint of a run with another configuration ({path}): "
+                f"{shown}{more}; this run resumes from it as asked"]
+    return []
+
+
 def check_run_identity(config: Any, write: bool) -> list[str]:
     """Refuse a run whose ``trainer.default_local_dir`` holds checkpoints of a run with another :func:`identity`
     (under ``trainer.resume_mode=auto``, which would resume from them); with ``write`` (a launch, not a dry run),
-    record this run's identity there.  Returns warning lines (checkpoints without a record)."""
+    record this run's identity there.  Returns warning lines (checkpoints without a record; under
+    ``resume_mode=resume_path``, a chosen checkpoint of another configuration)."""
     folder = _get(config, "trainer.default_local_dir")
     mode = str(_get(config, "trainer.resume_mode") or "auto")
     if not folder or "://" in str(folder):
@@ -135,6 +157,9 @@ def check_run_identity(config: Any, write: bool) -> list[str]:
                     "with trainer.resume_mode=auto this run would resume from that run's checkpoint: give this run "
                     "its own folder (trainer.experiment_name and trainer.default_local_dir; recipes: EXP_NAME, or "
                     "SEED, which names the folder), or set trainer.resume_mode=disable to start afresh there")
+    resume_from = _get(config, "trainer.resume_from_path")
+    if mode == "resume_path" and resume_from and "://" not in str(resume_from):
+        warnings += _explicit_resume_lines(os.path.abspath(os.path.expanduser(str(resume_from))), mine)
     if write:
         os.makedirs(folder, exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
