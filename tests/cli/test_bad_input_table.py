@@ -434,11 +434,20 @@ def test_a_key_the_estimator_does_not_read_is_refused_in_one_line(argv, needle, 
     ("temperature=0.6", "actor_rollout_ref.rollout.temperature=0.6"),
     ("n=16", "actor_rollout_ref.rollout.n=16"),
 ])
-def test_a_hint_names_a_key_this_run_reads_and_the_key_passes(bad, meant, capsys):
-    assert main(["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", bad]) == 2
+@pytest.mark.parametrize("estimator", ["f_grpo", "gae"])
+def test_a_hint_names_a_key_this_run_reads_and_the_key_passes(bad, meant, estimator, capsys):
+    """With a critic (gae) the critic's keys are live too; the hint still names the policy's (``lr=`` meant the
+    actor's learning rate; it used to get critic.optim.lr, the shallower key)."""
+    extra = [f"algorithm.adv_estimator={estimator}"] + (
+        ["critic.ppo_micro_batch_size_per_gpu=2"] if estimator == "gae" else [])
+    assert main(["check", "--skip-probe", *OK, *extra, bad]) == 2
     err = capsys.readouterr().err
+    if estimator == "gae" and meant.startswith("algorithm.focal."):
+        # gae reads no focal key, so none is hinted (and not GAE's algorithm.gamma either): the fix is to remove it
+        assert "did you mean" not in err and f"remove {bad.split('=')[0]}" in err, err
+        return
     assert f"write {meant}" in err, err
-    main(["check", "--skip-probe", *OK, "algorithm.adv_estimator=f_grpo", meant])
+    main(["check", "--skip-probe", *OK, *extra, meant])
     err = capsys.readouterr().err
     assert "is not read under this configuration" not in err and "does not read it" not in err, err
     assert "unknown key" not in err and "nothing reads it" not in err, err

@@ -119,7 +119,9 @@ def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...
     parts = key.split(".")
     alias = _estimator_alias(parts, estimators or {})
     if alias is not None and get(tree, alias) is not MISSING:
-        return alias
+        # the key meant is known; if this run does not read it, no other key is what was meant (under gae,
+        # focal_gamma is not GAE's algorithm.gamma)
+        return alias if live is None or live(alias, tree) else None
     # only keys this run reads (``live``: config/liveness.is_live): a hint the same check would refuse is no hint
     paths = {p: v for p, v in _walk(tree).items()
              if p != key and p.split(".")[0] not in exclude and (live is None or live(p, tree))}
@@ -127,7 +129,8 @@ def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...
     for n in range(len(parts), 0, -1):
         tail = parts[-n:]
         hits = [p for p in paths if p.split(".")[-n:] == tail]
-        hits.sort(key=lambda p: (p.split(".")[0] != parts[0], p.count("."), p))
+        # the policy's keys before the critic's: with a critic both are live, and ``lr=`` means the actor's
+        hits.sort(key=lambda p: (p.split(".")[0] != parts[0], p.startswith("critic."), p.count("."), p))
         # a leaf name in several sections: the shallowest, when no other is as shallow (rollout.temperature
         # before rollout.val_kwargs.temperature and the judge's)
         if hits and (n > 1 or len(hits) <= 2 or hits[0].count(".") < hits[1].count(".")):

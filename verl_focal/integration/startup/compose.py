@@ -123,8 +123,9 @@ def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: s
     from omegaconf import OmegaConf
 
     from verl_focal.config.key_names import unknown_key_message
-    from verl_focal.config.liveness import DECIDING_KEYS, is_live
+    from verl_focal.config.liveness import DECIDING_KEYS
     from verl_focal.estimators import sections_by_estimator
+    from verl_focal.integration.startup.unread import reads_here
 
     try:
         base = compose_config([], config_name=config_name, trainer=trainer)
@@ -135,7 +136,7 @@ def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: s
     except ConfigError:
         base = {}
     return ConfigError(unknown_key_message(key, value, base, exclude=legacy_blocks(),
-                                           estimators=sections_by_estimator(), live=is_live))
+                                           estimators=sections_by_estimator(), live=reads_here))
 
 
 def _refuse_trainer_override(overrides: list[str]) -> None:

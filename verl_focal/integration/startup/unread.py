@@ -32,7 +32,7 @@ from verl_focal.config.key_names import plain as _plain
 from verl_focal.config.liveness import dead_key_problems, is_live
 from verl_focal.integration.startup.compose import legacy_blocks
 
-__all__ = ["check_unread", "unread_keys", "REFUSED_ZONES"]
+__all__ = ["check_unread", "reads_here", "unread_keys", "REFUSED_ZONES"]
 
 #: where an added key nothing reads is refused (elsewhere: warned); "" is the top level
 REFUSED_ZONES = ("algorithm", "reward", "trainer", "async_training")
@@ -79,13 +79,16 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
             tree = _plain(base)
         return tree
 
+    def live(path: str, _tree: Any) -> bool:  # what this run reads: the user's config, not the base tree
+        return reads_here(path, config)
+
     for raw, value in keys:
         key = raw.lstrip("+~")
         if raw.startswith("~") or value in (None, "null"):
             continue
         first = key.split(".")[0]
         if first in legacy and trainer not in _MIGRATES_LEGACY:
-            meant = suggest_key(key, base_tree(), value, exclude=legacy, estimators=ours, live=is_live)
+            meant = suggest_key(key, base_tree(), value, exclude=legacy, estimators=ours, live=live)
             fix = f"; write {meant}={value}" if meant else "; its settings live under reward."
             problems.append(f"{key}: a legacy key of verl's (legacy_reward_impl.yaml) that verl 0.9.1's {trainer} "
                             f"trainer never reads (verl would score with its default reward){fix}")
@@ -103,7 +106,7 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
             anc = anc.rpartition(".")[0]
         if anc and _free(anc, _get(t, anc)) or _adds_kwargs(key, anc):
             continue  # a free-keys dict: adding keys is what it is for
-        meant = suggest_key(key, t, value, exclude=legacy, estimators=ours, live=is_live)
+        meant = suggest_key(key, t, value, exclude=legacy, estimators=ours, live=live)
         hint = f" (did you mean {meant!r}?)" if meant else ""
         if _zone(key, t) in ("", *REFUSED_ZONES):
             fix = f"write {meant}={value}" if meant else f"remove +{key}"
@@ -119,6 +122,22 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
     if problems:
         raise ConfigError("; ".join(problems))
     return warnings
+
+
+def reads_here(path: str, tree: Any) -> bool:
+    """Whether the run configured by ``tree`` reads ``path``: a key of our sections when the estimator reads it
+    (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`; verl's estimators read none), verl's keys by the
+    liveness table.  The did-you-mean's predicate: a hint never names a key the same check calls unread."""
+    from verl_focal.config.schema import SECTIONS
+    from verl_focal.estimators import all_specs
+
+    parts = path.split(".")
+    if len(parts) >= 3 and parts[0] == "algorithm" and parts[1] in SECTIONS:
+        est = config_get(tree, "algorithm.adv_estimator")
+        name = str(getattr(est, "value", est)).removeprefix("verl_focal.")
+        spec = next((s for s in all_specs() if s.name == name), None)
+        return spec is not None and spec.reads(parts[1], parts[2])
+    return is_live(path, tree)
 
 
 def unread_keys(config: Any, overrides: list[str]) -> list[str]:
