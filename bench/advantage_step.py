@@ -61,8 +61,9 @@ split: ``olp pass`` (the driver's part of verl's old-log-prob pass) and ``adv st
 (``_compute_advantage``), and within the latter the step's own metrics (``verl_focal/fetch_s``,
 ``verl_focal/decode_s``, ``verl_focal/prepare_s``,
 ``cue/partition_time_s``, and ``join``: the time the step blocked on the prefetch thread, the
-judge) plus the time spent inside the registered estimator and in the credit rule (measured by
-wrapping the functions), and ``ours``: the hook's own time on the step's path, the two passes' wall
+judge) plus the time spent inside the registered estimator, in the credit rule and in the old
+log-probs' per-row reduction (``lp reduce``: ``unlikely_grpo``, ``ds_grpo``; measured by wrapping the
+functions), and ``ours``: the hook's own time on the step's path, the two passes' wall
 time less verl's own methods inside them (``PPOTrainer._compute_old_log_prob`` /
 ``_compute_advantage``, timed by wrapping them), plus the estimator and the log-prob reduction run
 inside verl's; peak extra RSS of this process during the
@@ -656,12 +657,13 @@ def run_arm(arm: str, trainer, batch: Batch, timers: Timers, worker: ActorWorker
     split["advantage"] = t2 - tr
     split["estimator"] = timers.t.get("estimator", 0.0)
     split["credit"] = timers.t.get("credit", 0.0)
+    split["lp_reduce"] = timers.t.get("lp_reduce", 0.0)  # the old log-probs' per-row reduction (inside verl's step)
     split["join"] = split.get("prefetch_wait", 0.0) + split.get("judge_wait", 0.0)
     # the hook's own time on the step's path: each pass less verl's own method inside it, plus our code that
     # verl's own runs (the estimator; the old-log-prob reduction in the hook around compute_advantage)
     split["ours"] = 0.0 if arm in STOCK_ARMS else (
         (t1 - t0) - timers.t.get("verl_olp", 0.0)  # verl's pass with its worker group inside
-        + split["advantage"] - timers.t.get("verl_adv", 0.0) + split["estimator"] + timers.t.get("lp_reduce", 0.0))
+        + split["advantage"] - timers.t.get("verl_adv", 0.0) + split["estimator"] + split["lp_reduce"])
     if worker.stand_in_end and "prefetch" in timers.end:
         split["prefetch_overhang"] = max(0.0, timers.end["prefetch"] - worker.stand_in_end)
     extra = {k: float(v) for k, v in metrics.items() if k in METRICS_KEPT}
@@ -802,8 +804,10 @@ def baseline(arm: str, results: dict[str, dict]) -> dict | None:
 
 
 def fmt_table(size: Size, results: dict[str, dict]) -> str:
-    cols = ["old_log_prob", "ref_pass", "advantage", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
-    names = ["olp pass", "ref pass", "adv step", "fetch", "decode", "partition", "prepare", "credit", "estimator"]
+    cols = ["old_log_prob", "ref_pass", "advantage", "fetch", "decode", "partition", "prepare", "credit", "estimator",
+            "lp_reduce"]
+    names = ["olp pass", "ref pass", "adv step", "fetch", "decode", "partition", "prepare", "credit", "estimator",
+             "lp reduce"]
     head = (f"{'arm':<16} {'wall s':>8} {'x base':>7} {'+s':>7} {'+s range':>15} {'<=+0.1':>6} {'cpu s':>8} "
             f"{'x base':>7} {'+cpu s':>7} " + " ".join(f"{c:>9}" for c in names)
             + f" {'join s':>7} {'ours s':>7} {'overhang':>8} {'+RSS MiB':>9} {'vs base':>8}")

@@ -46,7 +46,7 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "== 32x96 (4 prompts x 8) ==" in proc.stdout
+    assert "== 32x96 (4 prompts x 8) ==" in proc.stdout and "lp reduce" in proc.stdout
     report = json.loads(out.read_text())
     size = report["sizes"]["32x96"]
     arms = size["arms"]
@@ -61,6 +61,10 @@ def test_tiny_run_times_every_arm_and_writes_json(tmp_path):
         # the hook's own time is a part of the step's (none for verl's stock arms)
         assert (r["split"]["ours"] == 0.0) if name in ("grpo", "grpo_bypass") else (
             0 < r["split"]["ours"] <= r["wall_s"] + r["split"]["estimator"]), name
+        # the old log-probs' per-row reduction is timed (and counted in ours) in the arms that read them only
+        assert (r["split"]["lp_reduce"] > 0) == name.startswith(("unlikely", "ds_grpo")), name
+        assert r["split"]["ours"] >= r["split"]["estimator"] + r["split"]["lp_reduce"] - 1e-9 or name in (
+            "grpo", "grpo_bypass"), name
         if name.endswith("_bypass"):  # the pass only copies the rollout's log-probs
             assert "actor/entropy" not in r["metrics"], name
         else:  # verl's own pass ran on what the faked worker group wrote

@@ -365,6 +365,34 @@ def test_prefetch_then_prepare_joins_the_request(judge_server):
     assert m["judge/inflight_joins"] == 1 and m["judge/requests"] == 1 and m["judge/fallback_rate"] == 0
 
 
+def test_prepare_after_prefetch_reuses_its_cache_keys(judge_server, monkeypatch):
+    """The submission after a prefetch takes the prefetched groups' cache keys instead of hashing their texts again
+    (the texts' JSON and SHA-256: 0.1 s per step at 2,048 x 8,192); the keys are those ``cache_key`` gives, a group
+    the prefetch did not send is hashed, and the kept keys are dropped by that submission."""
+    import verl_focal.partition.judge.partitioner as mod
+    from verl_focal.partition.judge.cache import cache_key
+
+    hashed = []
+    monkeypatch.setattr(mod, "cache_key", lambda *a: hashed.append(a[0]) or cache_key(*a))
+    judge_server.script("rk", ("json", GOOD))
+    judge_server.script("rk2", ("json", GOOD))
+    with make(judge_server) as p:
+        p.prefetch([("[[rk]]", SOLS)])
+        assert hashed == ["[[rk]]"]
+        # equal texts in other string objects: found by content, not hashed again
+        copies = ["".join(list(t)) for t in SOLS]
+        assert copies == SOLS and all(c is not t for c, t in zip(copies, SOLS))
+        h = p.submit_groups([("[[rk]]", copies), ("[[rk2]]", SOLS)])
+        assert h.result() == [[0, 1, 0], [0, 1, 0]]
+        assert hashed == ["[[rk]]", "[[rk2]]"]  # only the group the prefetch did not send
+        assert [r.source for r in h.outcomes()] in (["cache", "judge"], ["judge", "judge"])
+        # the kept keys were dropped by that submission: hashed again, and cache_key's key finds the answer
+        again = p.submit_groups([("[[rk]]", SOLS)])
+        assert again.result() == [[0, 1, 0]] and again.outcomes()[0].source == "cache"
+        assert hashed == ["[[rk]]", "[[rk2]]", "[[rk]]"]
+    assert len(judge_server.requests_for("rk")) == 1
+
+
 def test_shared_request_survives_one_holders_deadline(judge_server):
     judge_server.script("sh2", ("sleep", 0.5, ("json", GOOD)))
     with make(judge_server) as p:

@@ -19,6 +19,7 @@ import torch
 
 from verl_focal.config.key_names import config_get
 from verl_focal.config.schema import ConfigError
+from verl_focal.estimators.inputs import row_slices
 
 __all__ = [
     "OLD_LOG_PROBS",
@@ -91,25 +92,39 @@ def check_old_log_probs_startup(config: Any) -> None:
     )
 
 
-def sequence_log_prob_columns(log_probs: Any, masks: Any, chunk: int = 128) -> dict[str, np.ndarray]:
+def sequence_log_prob_columns(log_probs: Any, masks: Any) -> dict[str, np.ndarray]:
     """Per-row Σ log π_old over response tokens and the token count.
 
     ``log_probs``, ``masks``: (bs, L) tensors (verl's padded ``old_log_probs`` and ``response_mask``).
-    Returns ``{OLD_LOG_PROB_SUM: (bs,), OLD_LOG_PROB_TOKENS: (bs,)}`` float64 arrays; the products with the
-    0/1 mask are exact in the log-probs' own dtype and the sums accumulate in float64.  ``chunk`` rows at a
-    time: their temporaries stay in the CPU's cache (4x faster than the whole batch at once, at 2,048 x 8,192).
+    Returns ``{OLD_LOG_PROB_SUM: (bs,), OLD_LOG_PROB_TOKENS: (bs,)}`` float64 host arrays.  The products with the
+    mask are taken in the log-probs' own dtype (exact for a 0/1 mask) and summed in float64, a slice of rows at a
+    time (:func:`~verl_focal.estimators.inputs.row_slices`) in one reused buffer, so the temporaries stay in the
+    CPU's cache; the sums are bit for bit those of the whole batch at once.  An integer or boolean mask is
+    counted in integers (exact), a floating one in float64 as the products.
     """
     lp = torch.as_tensor(log_probs).detach()
     mask = torch.as_tensor(masks).detach()
     if lp.shape != mask.shape:
         raise ValueError(f"old_log_probs {tuple(lp.shape)} and response_mask {tuple(mask.shape)} differ in shape")
-    sums = torch.empty(lp.shape[0], dtype=torch.float64, device="cpu")  # host arrays on purpose, whatever lp's device
-    counts = torch.empty(lp.shape[0], dtype=torch.float64, device="cpu")
-    for i in range(0, lp.shape[0], chunk):
-        m = mask[i:i + chunk].to(lp.dtype)
-        sums[i:i + chunk] = (lp[i:i + chunk] * m).sum(-1, dtype=torch.float64)
-        counts[i:i + chunk] = m.sum(-1, dtype=torch.float64)
-    return {OLD_LOG_PROB_SUM: sums.numpy(), OLD_LOG_PROB_TOKENS: counts.numpy()}
+    if lp.ndim != 2:
+        m = mask.to(lp.dtype)
+        return {OLD_LOG_PROB_SUM: (lp * m).sum(-1, dtype=torch.float64).cpu().numpy(),
+                OLD_LOG_PROB_TOKENS: m.sum(-1, dtype=torch.float64).cpu().numpy()}
+    n = lp.shape[0]
+    sums = torch.empty(n, dtype=torch.float64, device=lp.device)
+    floating = mask.is_floating_point() or mask.is_complex()
+    counts = torch.empty(n, dtype=torch.float64, device=lp.device) if floating else \
+        mask.sum(-1).to(torch.float64)
+    if n:
+        slices = list(row_slices(n, lp.shape[1]))
+        buf = torch.empty((max(b - a for a, b in slices), lp.shape[1]), dtype=lp.dtype, device=lp.device)
+        for a, b in slices:
+            prod = buf[: b - a]
+            prod.copy_(mask[a:b])  # the mask in the log-probs' dtype
+            if floating:
+                torch.sum(prod, -1, dtype=torch.float64, out=counts[a:b])
+            torch.sum(prod.mul_(lp[a:b]), -1, dtype=torch.float64, out=sums[a:b])
+    return {OLD_LOG_PROB_SUM: sums.cpu().numpy(), OLD_LOG_PROB_TOKENS: counts.cpu().numpy()}
 
 
 def log_prob_columns_of(tensors: Any) -> dict[str, np.ndarray] | None:
