@@ -20,6 +20,7 @@ on that same set, the RL training distribution (docs/demo.md says why).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import io
 import math
@@ -40,17 +41,19 @@ from verl_focal.lab.demo.metrics import (
     build_rare_set,
     correct_set,
     delta_nll,
+    encode_correct_set,
     exact_auc,
     exact_pass_curve,
     group_strategy_stats,
     retained_mass,
     strategy_mass,
 )
-from verl_focal.lab.demo.model import ModelSpec, build_model, build_tokenizer, sft
+from verl_focal.lab.demo.model import ModelSpec, build_model, build_tokenizer, encode_pairs, sft
 from verl_focal.lab.demo.stats import build_claims
 from verl_focal.lab.demo.task import STRATEGIES, sft_examples, split_problems
 
-__all__ = ["DEFAULT_SEEDS", "DemoConfig", "preset", "run_experiment", "evaluate", "metric_table"]
+__all__ = ["DEFAULT_SEEDS", "DemoConfig", "SeedEval", "preset", "run_experiment", "evaluate", "metrics_from_logp",
+           "metric_table"]
 
 #: the default run's seeds (``verl-focal demo --help`` prints them)
 DEFAULT_SEEDS: tuple[int, ...] = tuple(range(24))
@@ -121,16 +124,47 @@ def preset(mode: str) -> DemoConfig:
     raise ValueError(f"unknown demo mode {mode!r}; choose default, quick or cuda")
 
 
+@dataclass(frozen=True)
+class SeedEval:
+    """What every evaluation of one seed shares, computed once per seed: the RL problems' correct answers (``cs``)
+    and their teacher-forcing batch, which of its problems are unfamiliar, the SFT policy's log-probs of the
+    answers and its rare-correct set with its batch.  Policies evaluated with it get the same numbers as with
+    :func:`evaluate`'s own encoding (the same ids, the same forward pass)."""
+
+    cs: Any
+    encoded: tuple
+    unfamiliar_mask: np.ndarray
+    base_logp: np.ndarray | None = None
+    rare: Any = None
+    rare_encoded: tuple | None = None
+
+    @classmethod
+    def build(cls, tokenizer, problems, unfamiliar, base_logp=None, rare=None) -> SeedEval:
+        cs = correct_set(problems)
+        unfam = set(unfamiliar)
+        return cls(cs, encode_correct_set(tokenizer, cs), np.array([pr in unfam for pr in cs.problems]), base_logp,
+                   rare, encode_pairs(tokenizer, rare.pairs) if rare is not None and rare.pairs else None)
+
+
 def evaluate(model, tokenizer, problems, unfamiliar, base_logp: np.ndarray | None, rare,
-             cfg: DemoConfig) -> dict[str, Any]:
+             cfg: DemoConfig, shared: SeedEval | None = None) -> dict[str, Any]:
     """Exact pass@k and AUC@256 on the RL training problems (all of them) and on their unfamiliar subset, strategy
-    masses, retained rare-correct mass, ΔNLL_rare and the exact strategy diversity of N=8 groups."""
-    cs = correct_set(problems)
-    logp = answer_logprobs(model, tokenizer, cs)
+    masses, retained rare-correct mass, ΔNLL_rare and the exact strategy diversity of N=8 groups.  ``shared``: the
+    seed's :class:`SeedEval` (built from the same problems, base log-probs and rare set), to skip re-encoding."""
+    shared = SeedEval.build(tokenizer, problems, unfamiliar, base_logp, rare) if shared is None else shared
+    logp = answer_logprobs(model, tokenizer, shared.cs, shared.encoded)
+    out = metrics_from_logp(logp, shared, cfg)
+    if shared.rare is not None:
+        out["delta_nll_rare"] = delta_nll(model, tokenizer, shared.rare, shared.rare_encoded)
+    return out
+
+
+def metrics_from_logp(logp: np.ndarray, shared: SeedEval, cfg: DemoConfig) -> dict[str, Any]:
+    """:func:`evaluate`'s metrics but ΔNLL_rare, from a policy's log-probs ``logp`` of the seed's correct answers."""
+    cs = shared.cs
     mass = strategy_mass(cs, logp)
     p = mass.sum(1)
-    unfam = {pr for pr in unfamiliar}
-    sel = np.array([pr in unfam for pr in cs.problems])
+    sel = shared.unfamiliar_mask
     out: dict[str, Any] = {
         "pass_at_k": exact_pass_curve(p, cfg.ks),
         "auc_at_k": exact_auc(p, max(cfg.ks)),
@@ -140,13 +174,12 @@ def evaluate(model, tokenizer, problems, unfamiliar, base_logp: np.ndarray | Non
         "unsolved_frac": float((p < 1e-3).mean()),
         "groups_n8": group_strategy_stats(mass, 8),
     }
-    if base_logp is not None:
+    if shared.base_logp is not None:
+        base_logp = shared.base_logp
         base_mass = strategy_mass(cs, base_logp)
         dominant = base_mass.argmax(1)
         rare_sel = cs.strategy != dominant[cs.owner]
         out["rare_retained"] = retained_mass(np.exp(base_logp), np.exp(logp), rare_sel)
-    if rare is not None:
-        out["delta_nll_rare"] = delta_nll(model, tokenizer, rare)
     return out
 
 
@@ -178,38 +211,44 @@ def _init_worker(threads: int) -> None:
     import verl_focal.lab.demo.rl  # noqa: F401  imports verl once per worker process
 
 
-def fit_sft(cfg: DemoConfig, familiar, seed: int, progress=None):
+def fit_sft(cfg: DemoConfig, familiar, seed: int, progress=None, tokenizer=None):
     """The seed's SFT policy: initialisation, demonstrations (on the familiar problems) and batch order from ``seed``;
-    returns (model, per-step losses)."""
-    tok = build_tokenizer()
+    returns (model, per-step losses).  ``tokenizer``: the seed's (:func:`build_tokenizer` when not given)."""
+    tok = build_tokenizer() if tokenizer is None else tokenizer
     model = build_model(tok, cfg.model, seed=seed).to(cfg.device)
     pairs = sft_examples(familiar, cfg.prior, cfg.sft_examples, seed=seed)
     losses = sft(model, tok, pairs, cfg.sft_steps, cfg.sft_batch, cfg.sft_lr, seed=seed, progress=progress)
     return model, losses
 
 
-def _run_arm(cfg: DemoConfig, arm: Arm, seed: int, state: bytes, problems, unfamiliar, base_logp, rare,
-             progress=None) -> dict[str, Any]:
+def _run_arm(cfg: DemoConfig, arm: Arm, seed: int, start, tok, problems, shared: SeedEval,
+             progress=None) -> tuple[dict[str, Any], np.ndarray]:
+    """One arm from a copy of the seed's SFT policy ``start``: its run record and its log-probs of the seed's correct
+    answers (``shared.cs``)."""
     from verl_focal.lab.demo.rl import RLConfig, train_rl
 
     t0, c0 = time.time(), time.process_time()
-    tok = build_tokenizer()
-    model = build_model(tok, cfg.model, seed=seed)
-    model.load_state_dict(torch.load(io.BytesIO(state), map_location=cfg.device))
-    model.to(cfg.device).eval()
+    model = copy.deepcopy(start)
     rl_cfg = RLConfig(steps=cfg.rl_steps, prompts_per_step=cfg.prompts_per_step, lr=cfg.lr, clip_ratio=cfg.clip_ratio)
     hist = train_rl(model, tok, problems, arm, rl_cfg, seed=seed, progress=progress)
-    ev = evaluate(model, tok, problems, unfamiliar, base_logp, rare, cfg)
+    logp = answer_logprobs(model, tok, shared.cs, shared.encoded)
+    ev = metrics_from_logp(logp, shared, cfg)
+    if shared.rare is not None:
+        ev["delta_nll_rare"] = delta_nll(model, tok, shared.rare, shared.rare_encoded)
     ev.update(_summarise_history(hist))
     run = {"arm": arm.name, "estimator": arm.estimator, "n": arm.n, "settings": dict(arm.settings), "seed": seed,
            "seconds": time.time() - t0, "cpu_s": time.process_time() - c0, "eval": ev, "history": hist}
     if arm.focal_weights:  # the focal weight's controls: GRPO's estimator, other advantages (runs of others unchanged)
         run["focal_weights"] = arm.focal_weights
-    return run
+    return run, logp
 
 
 def _run_seed(job: dict[str, Any], progress=None) -> dict[str, Any]:
-    """One seed: fit its SFT policy, evaluate it (the base), build its rare-correct set, then train every arm."""
+    """One seed: fit its SFT policy, evaluate it (the base), build its rare-correct set, then train every arm.
+
+    One tokenizer, one encoding of the evaluation answers and one copy of the SFT policy to start the arms from
+    serve the whole seed; every arm starts from a fresh copy of that policy (loaded back from its saved state, as a
+    new process would load it)."""
     cfg: DemoConfig = job["cfg"]
     seed: int = job["seed"]
     t0, c0 = time.time(), time.process_time()
@@ -217,20 +256,26 @@ def _run_seed(job: dict[str, Any], progress=None) -> dict[str, Any]:
     problems = sorted(familiar + unfamiliar)
     if progress is not None:
         progress.set_description(f"SFT seed {seed}")
-    base, losses = fit_sft(cfg, familiar, seed, progress)
     tok = build_tokenizer()
-    base_logp = answer_logprobs(base, tok, correct_set(problems))
-    rare = build_rare_set(base, tok, problems, cfg.rare_rollouts, cfg.rare_top_frac, seed=seed)
-    base_eval = evaluate(base, tok, problems, unfamiliar, base_logp, rare, cfg)
+    base, losses = fit_sft(cfg, familiar, seed, progress, tokenizer=tok)
+    shared = SeedEval.build(tok, problems, unfamiliar)
+    base_logp = answer_logprobs(base, tok, shared.cs, shared.encoded)
+    rare = build_rare_set(base, tok, problems, cfg.rare_rollouts, cfg.rare_top_frac, seed=seed, logp=base_logp)
+    shared = dataclasses.replace(shared, base_logp=base_logp, rare=rare,
+                                 rare_encoded=encode_pairs(tok, rare.pairs) if rare.pairs else None)
+    base_eval = metrics_from_logp(base_logp, shared, cfg)
+    base_eval["delta_nll_rare"] = delta_nll(base, tok, rare, shared.rare_encoded)
     base_eval["sft_final_loss"] = float(np.mean(losses[-10:]))
     base_eval["rare_set_size"], base_eval["rare_set_sampled_correct"] = len(rare.pairs), rare.n_sampled_correct
     buf = io.BytesIO()
     torch.save({k: v.cpu() for k, v in base.state_dict().items()}, buf)
+    start = build_model(tok, cfg.model, seed=seed)
+    start.load_state_dict(torch.load(io.BytesIO(buf.getvalue()), map_location=cfg.device))
+    start.to(cfg.device).eval()
     sft_s, sft_cpu = time.time() - t0, time.process_time() - c0
     if progress is not None:
         progress.set_description(f"RL seed {seed}")
-    runs = [_run_arm(cfg, arm, seed, buf.getvalue(), problems, unfamiliar, base_logp, rare, progress)
-            for arm in job["arms"]]
+    runs = [_run_arm(cfg, arm, seed, start, tok, problems, shared, progress)[0] for arm in job["arms"]]
     return {"seed": seed, "base": base_eval, "runs": runs, "seconds": time.time() - t0,
             "cpu_s": time.process_time() - c0, "sft_seconds": sft_s, "sft_cpu_s": sft_cpu}
 
