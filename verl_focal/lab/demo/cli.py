@@ -83,8 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="arms by name, or a set: 'default', 'family' (GRPO N=8, F-GRPO γ=1, Pass@k, "
                              "Unlikely sum and mean), 'n-sweep' (GRPO N=2,4,8,16,32 and F-GRPO γ=1 N=8), "
                              "'controls' (GRPO at lower lr, with an entropy bonus, with a KL loss, with F-GRPO's "
-                             "weights shuffled or at their batch mean, and each method, MaxRL and DS-GRPO included, "
-                             "over its own knob: compared at equal pass@1) or 'all' (every arm)")
+                             "weights shuffled, and each method, MaxRL, DS-GRPO and F-GRPO at GRPO's step size "
+                             "included, over its own knob, and the output mixture of GRPO N=8 and the SFT policy, "
+                             "computed: compared at equal pass@1) or 'all' (every arm)")
     parser.add_argument(
         "--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)"
     )

@@ -173,6 +173,9 @@ class RareSet:
     pairs: list[tuple[Problem, str]]
     base_nll: np.ndarray  # (n,) length-normalised NLL under the base model
     n_sampled_correct: int
+    #: (n,) each pair's row in ``correct_set(problems)`` (every rare answer is a correct answer), when built by
+    #: :func:`build_rare_set`
+    rows: np.ndarray | None = None
 
 
 def build_rare_set(model, tokenizer, problems: Sequence[Problem], rollouts: int, top_frac: float, seed: int,
@@ -198,15 +201,16 @@ def build_rare_set(model, tokenizer, problems: Sequence[Problem], rollouts: int,
     keep = max(1, math.ceil(top_frac * total))
     nll = -logp / RESPONSE_LEN
     order = np.argsort(-nll, kind="stable")
-    pairs, base = [], []
+    pairs, base, rows = [], [], []
     for j in order:
         take = min(int(counts[j]), keep - len(pairs))
         for _ in range(take):
             pairs.append((cs.problems[cs.owner[j]], cs.answers[j]))
             base.append(nll[j])
+            rows.append(j)
         if len(pairs) >= keep:
             break
-    return RareSet(pairs, np.array(base), total)
+    return RareSet(pairs, np.array(base), total, np.array(rows, dtype=np.int64))
 
 
 def delta_nll(model, tokenizer, rare: RareSet, encoded: tuple | None = None) -> float:

@@ -307,7 +307,10 @@ def _markdown(results: dict[str, Any], summary) -> str:
             "nothing about whether GRPO, F-GRPO or Cue-GRPO is better.",
             "",
         ]
-    arms_line = ", ".join(a["name"] for a in cfg["arms"])
+    arms_line = ", ".join(a["name"] for a in cfg["arms"] if "mixture" not in a)
+    mixture = [a["name"] for a in cfg["arms"] if "mixture" in a]
+    if mixture:  # the output mixture's points: references computed from GRPO N=8 and the SFT policy, not arms
+        arms_line += f"; references (computed, not trained): {', '.join(mixture)}"
     pr = results["problems"]
     lines += [
         f"Task: clock arithmetic mod 16 (`A op B` with the given symbol; strategies add/sub/mul). "
@@ -592,7 +595,8 @@ def write_report(results: dict[str, Any], out_dir: str) -> dict[str, str]:
         results["group_size_rows"] = group_size_rows(results)
     if results["config"]["mode"] == "quick":
         results["banner"] = SMOKE_BANNER
-    frontier = frontier_results(results)  # the controls set: the methods at equal pass@1 (docs/demo.md)
+    # the controls set: the methods at equal pass@1 (docs/demo.md); a pooled run brings its own, computed once
+    frontier = results.get("frontier") or frontier_results(results)
     if frontier:
         results["frontier"] = frontier
     names = REPORT_FILES + ((GROUP_SIZE_PLOT,) if len(grpo) >= 3 else ()) + ((FRONTIER_PLOT,) if frontier else ())
