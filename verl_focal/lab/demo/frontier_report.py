@@ -26,7 +26,7 @@ from verl_focal.lab.stats.power import minimum_detectable_d
 from verl_focal.lab.stats.verdict import t_interval
 
 __all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_plot", "frontier_replication_markdown",
-           "power_markdown", "REFERENCE_COLOUR"]
+           "power_markdown", "pooled_frontier_markdown", "REFERENCE_COLOUR"]
 
 FRONTIER_PLOT = "frontier.png"
 #: the output mixture's curve (a reference): dotted, in a colour no family uses
@@ -360,3 +360,73 @@ def frontier_replication_markdown(res_1: dict[str, Any], res_2: dict[str, Any]) 
         out.append(f"| {m} | " + " | ".join(cells) + " |")
     return out
 
+
+#: the verdicts in the pooled table's short form (each run's and each half's beside the pooled one)
+_SHORT = {"better": "b", "worse": "w", "not detected": "nd", OUTSIDE: "og"}
+
+
+def _short(claim: dict | None) -> str:
+    return "—" if claim is None else _SHORT.get(claim["verdict"], "nt")
+
+
+def pooled_frontier_markdown(pooled: dict[str, Any], halves: list[dict[str, Any]],
+                             runs: list[dict[str, Any]]) -> list[str]:
+    """The equal-pass@1 verdicts of several runs of one design pooled (docs/demo.md, "One design of 48 seeds"):
+    per method (and reference point) × family, the pooled D [95% interval] and verdict, which *holds* when the
+    pooled verdicts of both halves (``halves``: the frontier results of each half's runs pooled) are the same as
+    it, and is *not established* otherwise; each half's and each run's verdict beside it (b better, w worse, nd not
+    detected, og outside the grid); then the pooled power and what holds."""
+    controls, refs = _columns(pooled)
+    cols = controls + refs
+    index = [{(c["method"], c["family"]): c for c in fr["claims"]} for fr in [pooled, *halves, *runs]]
+    by, by_half, by_run = index[0], index[1:1 + len(halves)], index[1 + len(halves):]
+    ref_points = set(pooled.get("references", []))
+    n = len(pooled["seeds"])
+    sizes = " + ".join(str(len(fr["seeds"])) for fr in halves)
+    out = [f"Pooled over {n} seeds ({len(runs)} runs; halves of {sizes} seeds): D [95% interval] and verdict; it "
+           "**holds** when both halves' pooled verdicts are the same, else not established; halves | runs in short "
+           "(b better, w worse, nd not detected, og outside the grid):", "",
+           "| method (or reference point) | Δ pass@1 | Δ pass@256 | " + " | ".join(_column_title(f, refs) for f in cols)
+           + " |", "|---|---|---|" + "---|" * len(cols)]
+    status: dict[tuple[str, str], bool] = {}
+    for m in dict.fromkeys(c["method"] for c in pooled["claims"]):
+        first = next(c for c in pooled["claims"] if c["method"] == m)
+        cells = []
+        for f in cols:
+            c = by.get((m, f))
+            if c is None:
+                cells.append("—")
+                continue
+            hv = [h.get((m, f)) for h in by_half]
+            holds = all(h is not None and h["verdict"] == c["verdict"] for h in hv) and c["verdict"] in _SHORT
+            status[(m, f)] = holds
+            halves_txt, runs_txt = " \\| ".join(_short(h) for h in hv), " ".join(_short(r.get((m, f))) for r in by_run)
+            tail = f"halves {halves_txt}; runs {runs_txt}"
+            cells.append(f"{_cell(c)}, {'**holds**' if holds else 'not established'} ({tail})")
+        name = f"{m} (reference)" if m in ref_points else m
+        out.append(f"| {name} | {_s(first['x'])} | {_s(first['y'])} | " + " | ".join(cells) + " |")
+    ses = [c["se"] for c in pooled["claims"]
+           if c.get("se") is not None and c["family"] in controls and c["method"] not in ref_points]
+    if ses and n >= 2:
+        mdd = [minimum_detectable_d(se, n) for se in ses]
+        out += ["", f"- Pooled power ({len(ses)} method × control family comparisons inside the grid): the smallest D "
+                f"detected with 80% power at the 5% level is {float(np.median(mdd)):.3f} [{min(mdd):.3f}, "
+                f"{max(mdd):.3f}] (median [range]) at {n} seeds."]
+    for label, pick in (("Methods", lambda m: m not in ref_points), ("The output mixture (a reference)",
+                                                                     lambda m: m in ref_points)):
+        if label != "Methods" and not ref_points:
+            continue
+        for verdict in ("better", "worse"):
+            held = [f"{m} vs {f}" for (m, f), ok in status.items()
+                    if ok and pick(m) and f in controls and by[(m, f)]["verdict"] == verdict]
+            out.append(f"- {label} {verdict} than a control family at equal pass@1 ({n} seeds, holds): "
+                       f"{'; '.join(held) if held else 'none'}.")
+    if refs:
+        for verdict in ("better", "worse"):
+            held = [f"{m} vs {f}" for (m, f), ok in status.items()
+                    if ok and f in refs and by[(m, f)]["verdict"] == verdict]
+            out.append(f"- Methods {verdict} than the output mixture at equal pass@1 ({n} seeds, holds): "
+                       f"{'; '.join(held) if held else 'none'}.")
+    out += ["", "Each run at its own seeds (power projected to all the runs' seeds together):", "",
+            *power_markdown(runs)]
+    return out
