@@ -209,7 +209,8 @@ def _pooled(results: list[dict], out_dir: str | None, claims_table: bool) -> int
         run_frs = [r.get("frontier") or frontier_results(r) for r in results]
         if all(part_frs) and all(run_frs):
             print("\nEqual pass@1, all runs' seeds pooled:\n")
-            print("\n".join(pooled_frontier_markdown(fr, part_frs, run_frs)))
+            # two runs: their power lines were printed with their join above
+            print("\n".join(pooled_frontier_markdown(fr, part_frs, run_frs, run_power=claims_table)))
     if out_dir is not None:
         write_report(pooled, out_dir)
         print(f"\npooled report written to {os.path.abspath(out_dir)}")

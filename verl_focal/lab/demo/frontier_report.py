@@ -369,13 +369,13 @@ def _short(claim: dict | None) -> str:
     return "—" if claim is None else _SHORT.get(claim["verdict"], "nt")
 
 
-def pooled_frontier_markdown(pooled: dict[str, Any], halves: list[dict[str, Any]],
-                             runs: list[dict[str, Any]]) -> list[str]:
+def pooled_frontier_markdown(pooled: dict[str, Any], halves: list[dict[str, Any]], runs: list[dict[str, Any]],
+                             run_power: bool = True) -> list[str]:
     """The equal-pass@1 verdicts of several runs of one design pooled (docs/demo.md, "One design of 48 seeds"):
     per method (and reference point) × family, the pooled D [95% interval] and verdict, which *holds* when the
     pooled verdicts of both halves (``halves``: the frontier results of each half's runs pooled) are the same as
     it, and is *not established* otherwise; each half's and each run's verdict beside it (b better, w worse, nd not
-    detected, og outside the grid); then the pooled power and what holds."""
+    detected, og outside the grid); then the pooled power, what holds and (``run_power``) each run's power line."""
     controls, refs = _columns(pooled)
     cols = controls + refs
     index = [{(c["method"], c["family"]): c for c in fr["claims"]} for fr in [pooled, *halves, *runs]]
@@ -427,6 +427,7 @@ def pooled_frontier_markdown(pooled: dict[str, Any], halves: list[dict[str, Any]
                     if ok and f in refs and by[(m, f)]["verdict"] == verdict]
             out.append(f"- Methods {verdict} than the output mixture at equal pass@1 ({n} seeds, holds): "
                        f"{'; '.join(held) if held else 'none'}.")
-    out += ["", "Each run at its own seeds (power projected to all the runs' seeds together):", "",
-            *power_markdown(runs)]
+    if run_power:
+        out += ["", "Each run at its own seeds (power projected to all the runs' seeds together):", "",
+                *power_markdown(runs)]
     return out
