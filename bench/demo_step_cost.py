@@ -39,6 +39,8 @@ def main() -> None:
     per_step = {}
     for arm in ARM_SETS["all"]:
         name = arm.name
+        if not arm.trained:  # the output mixture's points are computed, not trained: no RL step
+            continue
         if not estimator_available(arm.estimator):
             print(f"{name:<30} skipped (estimator {arm.estimator!r} not registered)")
             continue

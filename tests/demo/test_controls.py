@@ -45,8 +45,7 @@ def _response_log_prob(logits, ids):
 
 
 def test_grids_are_the_registered_ones_and_every_control_is_grpo_n8():
-    assert [f.name for f in CONTROL_FAMILIES] == ["lower lr", "entropy bonus", "KL to SFT", "focal shuffled",
-                                                  "focal batch-mean"]
+    assert [f.name for f in CONTROL_FAMILIES] == ["lower lr", "entropy bonus", "KL to SFT", "focal shuffled"]
     lr, ent, kl = CONTROL_FAMILIES[:3]
     assert [a.actor["optim.lr"] for a in lr.arms] == [3.4e-4, MATCHED_LR, 1.25e-4, 5e-5]
     assert MATCHED_LR == 2.3e-4 and BASE_LR == 5e-4 and lr.ends_at_sft
@@ -64,11 +63,17 @@ def test_grids_are_the_registered_ones_and_every_control_is_grpo_n8():
     assert knobs["Unlikely-GRPO"] == [{"unlikely.beta": b, "unlikely.likelihood": "sum"} for b in (0.25, 0.5, 1.0)]
     assert knobs["Pass@k-GRPO"] == [{"passk.k": k} for k in (2, 4, 6)]
     assert knobs["MaxRL"] == [{"maxrl.epsilon": e} for e in (1e-6, 0.125, 1.0)]
-    assert knobs["DS-GRPO"] == [{"ds_grpo.correct_coef": c, "ds_grpo.incorrect_coef": c} for c in (0.025, 0.05, 0.1)]
-    assert not any(f.control for f in METHOD_FAMILIES)
-    # the set: the reference first, then 18 controls and 19 method arms, every arm once, all at N = 8
+    assert knobs["DS-GRPO"] == [{"ds_grpo.correct_coef": c, "ds_grpo.incorrect_coef": c} for c in (0.1, 0.2, 0.5)]
+    assert knobs["F-GRPO renormalised"] == [{"focal.gamma": g} for g in (0.5, 1.0, 2.0)]
+    assert not any(f.control or f.reference for f in METHOD_FAMILIES)
+    # the set: the reference first, then 15 controls and 22 method arms, every arm once, all at N = 8; then the
+    # output mixture's 12 points, computed (not trained)
     names = [a.name for a in CONTROLS_SET]
-    assert names[0] == REFERENCE_ARM and len(names) == len(set(names)) == 38
+    trained = [a.name for a in CONTROLS_SET if a.trained]
+    assert names[0] == REFERENCE_ARM and len(names) == len(set(names)) == 50 and len(trained) == 38
+    assert sum(len(f.arms) for f in CONTROL_FAMILIES) == 15 and sum(len(f.arms) for f in METHOD_FAMILIES) == 22
+    assert names[38:] == [f"output mixture λ={v:g}" for v in (0.975, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3,
+                                                               0.2, 0.1)]
     assert all(a.n == 8 for a in CONTROLS_SET)
     # the default settings are the default arms themselves (same name, same settings)
     assert {a.name for a in DEFAULT_ARMS} <= set(names)
@@ -201,3 +206,19 @@ def test_a_control_arm_trains_at_its_own_lr(lr, moves):
     rl.train_rl(model, tok, split_problems(0)[0], arm, rl.RLConfig(steps=2, prompts_per_step=2, lr=5e-4), seed=0)
     same = all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     assert same is not moves
+
+
+def test_every_method_arm_of_the_controls_set_passes_the_users_config_checks():
+    """The grids stay inside what `algorithm.*` accepts for users (DS-GRPO's c₊ = c₋ = 0.5 included: its range is
+    c ≥ 0), checked by the same parser the estimators run on every step; a negative c is refused."""
+    from verl_focal.config.errors import ConfigError
+    from verl_focal.config.schema import parse_settings
+    from verl_focal.lab.demo.rl import algorithm_config
+
+    for fam in METHOD_FAMILIES:
+        for a in fam.arms:
+            parse_settings(algorithm_config(a))
+    ds = parse_settings(algorithm_config(arms_by_name(["DS-GRPO N=8 c=0.5"])[0])).ds_grpo
+    assert (ds.correct_coef, ds.incorrect_coef) == (0.5, 0.5)
+    with pytest.raises(ConfigError, match="correct_coef"):
+        parse_settings(algorithm_config(Arm("x", "ds_grpo", 8, {"ds_grpo.correct_coef": -0.1})))

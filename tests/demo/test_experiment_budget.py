@@ -1,6 +1,7 @@
 """The demo's seed scheduler: the wall-clock budget stops new seeds, seeds come back in order, and a seed is the
 whole pipeline (its own SFT policy, then every arm); the group-size trough (no verl for the scheduler tests)."""
 
+import json
 import time
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 import verl_focal.lab.demo.experiment as ex
 from verl_focal.lab.demo.arms import DEFAULT_ARMS, Arm
+from verl_focal.lab.demo.stats import trough
 
 
 def _jobs(cfg, seeds):
@@ -80,11 +82,13 @@ def test_trough_is_the_grpo_arm_with_the_lowest_mean_pass256():
             Arm("F-GRPO N=8 γ=1", "f_grpo", 8, {"focal.gamma": 1.0})]
     vals = {"GRPO N=2": (0.9, 0.8), "GRPO N=8": (0.7, 0.8), "GRPO N=32": (0.9, 0.6), "F-GRPO N=8 γ=1": (0.1, 0.1)}
     runs = [_run(a.name, a.n, s, vals[a.name][s]) for a in arms for s in (0, 1)]
-    t = ex._trough(runs, arms)
+    t = trough(runs, [a.as_json() for a in arms])
     # means 0.85, 0.75, 0.75: a tie goes to the smaller N (the first in N order); F-GRPO is not a GRPO arm
     assert t["trough"] == "GRPO N=8" and t["grpo_arms"] == ["GRPO N=2", "GRPO N=8", "GRPO N=32"]
     assert t["pass@256_mean"]["GRPO N=32"] == pytest.approx(0.75)
-    assert ex._trough(runs, arms[:2]) == {}  # two group sizes make no curve
+    assert trough(runs, [a.as_json() for a in arms[:2]]) == {}  # two group sizes make no curve
+    # read back from results.json (string keys), the same trough
+    assert trough(json.loads(json.dumps(runs)), [a.as_json() for a in arms]) == t
 
 
 def test_unfamiliar_share_is_validated():

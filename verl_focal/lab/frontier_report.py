@@ -24,8 +24,8 @@ CONTROL_COLOURS = ("#4d4d4d", "#8c6d31", "#6b8e23", "#7f7f7f", "#5b4a8a")
 #: red, darker and lighter (each F-GRPO point has its twins there)
 NAMED_CONTROL_COLOURS = {"lower lr": CONTROL_COLOURS[0], "entropy bonus": CONTROL_COLOURS[1],
                          "KL to SFT": CONTROL_COLOURS[2], "focal shuffled": "#8b0000", "focal batch-mean": "#f4a582"}
-#: method families' colours in the order they come
-METHOD_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:green", "tab:blue", "tab:cyan", "tab:pink")
+#: method families' colours in the order they come (eight: the demo's controls set has eight method families)
+METHOD_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:green", "tab:blue", "tab:cyan", "tab:pink", "#b8860b")
 
 
 def ci_cell(d: dict[str, Any]) -> str:

@@ -16,8 +16,8 @@ __all__ = [
     "ACTOR_KEYS", "Arm", "ARM_SETS", "BASE", "BASE_LR", "CONTROL_FAMILIES", "CONTROLS_SET", "DEFAULT_ARMS",
     "DS_COEF_GRID",
     "FAMILY_ARMS", "FOCAL_GAMMA_GRID", "FOCAL_REFERENCE_ARM", "MAXRL_EPSILON_GRID", "Family", "GROUP_SIZE_ARMS",
-    "LARGE_N_ARM", "MATCHED_LR", "METHOD_FAMILIES",
-    "REFERENCE_ARM", "arms_by_name",
+    "LARGE_N_ARM", "MATCHED_LR", "METHOD_FAMILIES", "MIXTURE_ESTIMATOR", "MIXTURE_FAMILY", "MIXTURE_LAMBDAS",
+    "REFERENCE_ARM", "REFERENCE_FAMILIES", "arms_by_name",
 ]
 
 
@@ -40,16 +40,25 @@ class Arm:
     #: keys under verl's ``actor_rollout_ref.actor`` that the recipes' controls set (:data:`ACTOR_KEYS`), e.g.
     #: ``{"entropy_coeff": 0.001}``; empty = the demo's defaults (lr ``DemoConfig.lr``, no entropy bonus, no KL)
     actor: Mapping[str, Any] = field(default_factory=dict)
-    #: the focal weight's sharper controls (:mod:`verl_focal.lab.demo.focal_controls`): "shuffled" or "batch-mean"
-    #: multiplies verl's GRPO advantages by the focal weights (1 − p̂)^γ (γ = ``settings["focal.gamma"]``)
-    #: rearranged over each step's mixed groups; empty = no such control
+    #: the focal weight taken apart (:mod:`verl_focal.lab.demo.focal_controls`): "shuffled", "batch-mean" or
+    #: "renormalised" multiplies verl's GRPO advantages by the focal weights (1 − p̂)^γ (γ =
+    #: ``settings["focal.gamma"]``) rearranged over each step's mixed groups; empty = plain advantages
     focal_weights: str = ""
+    #: λ of the output mixture λ·π_GRPO N=8 + (1 − λ)·π_SFT (:data:`MIXTURE_FAMILY`): a reference computed exactly
+    #: from GRPO N=8's and the seed's SFT policy's probabilities, never trained (estimator
+    #: :data:`MIXTURE_ESTIMATOR`); None for every trained arm
+    mixture: float | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.actor) - set(ACTOR_KEYS))
         if unknown:
             raise ValueError(f"arm {self.name!r}: actor keys {unknown} are not run by the demo; "
                              f"choose from {list(ACTOR_KEYS)}")
+        if (self.mixture is not None or self.estimator == MIXTURE_ESTIMATOR) and not (
+                self.estimator == MIXTURE_ESTIMATOR and self.mixture is not None and 0.0 < self.mixture < 1.0
+                and self.n == 8 and not self.settings and not self.actor and not self.focal_weights):
+            raise ValueError(f"arm {self.name!r}: an output mixture has estimator {MIXTURE_ESTIMATOR!r}, N = 8 (GRPO "
+                             f"N=8's), 0 < λ < 1 (mixture={self.mixture!r}) and no settings")
         if self.focal_weights:
             from verl_focal.lab.demo.focal_controls import MODES
 
@@ -62,9 +71,17 @@ class Arm:
              "compare_with": list(self.compare_with)}
         if self.actor:  # only the control arms carry actor settings (other arms' results.json keep their shape)
             d["actor"] = dict(self.actor)
-        if self.focal_weights:  # likewise, only the focal weight's controls
+        if self.focal_weights:  # likewise, only the focal weight's arms
             d["focal_weights"] = self.focal_weights
+        if self.mixture is not None:  # and the output mixture's points
+            d["mixture"] = self.mixture
         return d
+
+    @property
+    def trained(self) -> bool:
+        """False for the output mixture's points (computed from GRPO N=8 and the SFT policy), True for every arm
+        that RL trains."""
+        return self.mixture is None
 
 
 #: the ``actor_rollout_ref.actor`` keys an arm may set, as the recipes set them (grpo_low_lr.sh, grpo_entropy.sh,
@@ -74,6 +91,10 @@ ACTOR_KEYS = ("optim.lr", "entropy_coeff", "use_kl_loss", "kl_loss_coef", "kl_lo
 
 #: the arm every other arm is compared with (paired by seed)
 REFERENCE_ARM = "GRPO N=8"
+
+#: the output mixture's "estimator": not one (nothing is trained); its points are computed from GRPO N=8's and the
+#: seed's SFT policy's probabilities
+MIXTURE_ESTIMATOR = "output_mixture"
 
 #: the row of each seed's SFT policy (no RL) in the results, the report and the claims
 BASE = "base (SFT)"
@@ -131,6 +152,10 @@ class Family:
     control: bool
     #: the knob's far end is the SFT policy itself (lr = 0: no update), whose metrics every seed has exactly
     ends_at_sft: bool = False
+    #: a control-side reference, not a method and not one of the papers' controls (the output mixture): its points
+    #: are compared with every control family as a method's are, and every method is compared with it as with a
+    #: control family
+    reference: bool = False
 
 
 #: the lr of the demo's RL (``DemoConfig.lr``'s default reads it from here): the lower-lr family's zero point
@@ -157,8 +182,9 @@ def _sci(v: float) -> str:
     return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
 
 
-#: the focal weight's sharper controls (``Arm.focal_weights``, :mod:`verl_focal.lab.demo.focal_controls`) run at
-#: F-GRPO's own γ grid, so that each F-GRPO arm has a twin with the same weights placed without regard to p̂
+#: the focal weight taken apart (``Arm.focal_weights``, :mod:`verl_focal.lab.demo.focal_controls`) runs at F-GRPO's
+#: own γ grid, so that each F-GRPO arm has a twin with the same weights placed without regard to p̂ (a control) and
+#: one with its allocation at GRPO's mean weight (a method); the second round's batch-mean twin is no longer run
 FOCAL_GAMMA_GRID = (0.5, 1.0, 2.0)
 
 
@@ -180,14 +206,14 @@ CONTROL_FAMILIES: tuple[Family, ...] = (
                      actor={"use_kl_loss": True, "kl_loss_coef": v, "kl_loss_type": "low_var_kl"}) for v in KL_GRID),
            True),
     _focal_control("shuffled"),
-    _focal_control("batch-mean"),
 )
 
 #: MaxRL's ε (``algorithm.maxrl.epsilon``): the authors' 1e-6, then 1/N and 1, where Â = (c − p̂)/(p̂ + ε) moves
 #: from MaxRL's 1/p̂ weighting towards a mean-centred 0/1 reward; DS-GRPO's c₊ = c₋
-#: (``algorithm.ds_grpo.correct_coef``, ``incorrect_coef``) around the authors' 0.05
+#: (``algorithm.ds_grpo.correct_coef``, ``incorrect_coef``): 0.1, the largest of the second round's 0.025-0.1 (which
+#: did not move off GRPO), as the bridge, then 0.2 and 0.5
 MAXRL_EPSILON_GRID = (1e-6, 0.125, 1.0)
-DS_COEF_GRID = (0.025, 0.05, 0.1)
+DS_COEF_GRID = (0.1, 0.2, 0.5)
 
 #: each method over its own knob, on the same seeds; the default runs' settings (γ = 1 and 0.5, α = 0.8, β = 0.25,
 #: k = 4) are the same arms as in the default and family sets
@@ -212,12 +238,28 @@ METHOD_FAMILIES: tuple[Family, ...] = (
     Family("DS-GRPO", "c₊ = c₋", tuple(_g(v) for v in DS_COEF_GRID),
            tuple(Arm(f"DS-GRPO N=8 c={_g(v)}", "ds_grpo", 8, {"ds_grpo.correct_coef": v, "ds_grpo.incorrect_coef": v})
                  for v in DS_COEF_GRID), False),
+    # F-GRPO at GRPO's step size: its weights divided by their mean over the step's mixed groups (focal_controls.py)
+    Family("F-GRPO renormalised", "γ", tuple(_g(v) for v in FOCAL_GAMMA_GRID),
+           tuple(Arm(f"F-GRPO N=8 γ={_g(v)} renormalised", "grpo", 8, {"focal.gamma": v}, focal_weights="renormalised")
+                 for v in FOCAL_GAMMA_GRID), False),
 )
 
-#: ``--arms controls``: GRPO N=8, the five control families (the papers' three, the focal weight's two) and the
-#: methods' sweeps, all at N = 8 on the same seeds
+#: λ of the output mixture's points: GRPO N=8 at λ = 1, the SFT policy at λ = 0 (docs/demo.md, "A constructed
+#: positive control"); its Δ pass@1 from GRPO N=8 is (1 − λ) times the SFT policy's, seed by seed, so the grid
+#: spans the methods' pass@1 in steps of about 0.006-0.012, denser near both ends where the curve bends most (in a
+#: pilot the chord between neighbouring points stayed within 0.0005 of the curve down to λ = 0.1)
+MIXTURE_LAMBDAS = (0.975, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
+#: the output mixture λ·π_GRPO N=8 + (1 − λ)·π_SFT (one λ-coin per sample): a reference on the control side,
+#: computed exactly per seed, never trained and never a method
+MIXTURE_FAMILY = Family("output mixture", "λ", tuple(_g(v) for v in MIXTURE_LAMBDAS),
+                        tuple(Arm(f"output mixture λ={_g(v)}", MIXTURE_ESTIMATOR, 8, mixture=v)
+                              for v in MIXTURE_LAMBDAS), False, ends_at_sft=True, reference=True)
+REFERENCE_FAMILIES: tuple[Family, ...] = (MIXTURE_FAMILY,)
+
+#: ``--arms controls``: GRPO N=8, the four control families (the papers' three, focal shuffled), the methods' sweeps
+#: (F-GRPO renormalised among them), all at N = 8 on the same seeds, and the output mixture's points (computed)
 CONTROLS_SET: tuple[Arm, ...] = (DEFAULT_ARMS[0],) + tuple(
-    a for fam in CONTROL_FAMILIES + METHOD_FAMILIES for a in fam.arms)
+    a for fam in CONTROL_FAMILIES + METHOD_FAMILIES + REFERENCE_FAMILIES for a in fam.arms)
 
 _FOCAL_N8 = Arm("F-GRPO N=8 γ=1", "f_grpo", 8, {"focal.gamma": 1.0}, compare_with=(LARGE_N_ARM,))
 
@@ -234,17 +276,17 @@ ARM_SETS["all"] = tuple({a.name: a for a in DEFAULT_ARMS + GROUP_SIZE_ARMS + FAM
 
 
 def _merge(a: Arm, b: Arm) -> Arm:
-    if ((a.estimator, a.n, dict(a.settings), dict(a.actor), a.focal_weights)
-            != (b.estimator, b.n, dict(b.settings), dict(b.actor), b.focal_weights)):
+    if ((a.estimator, a.n, dict(a.settings), dict(a.actor), a.focal_weights, a.mixture)
+            != (b.estimator, b.n, dict(b.settings), dict(b.actor), b.focal_weights, b.mixture)):
         raise ValueError(f"arm {a.name!r} is defined twice with different settings")
     return Arm(a.name, a.estimator, a.n, a.settings, tuple(dict.fromkeys(a.compare_with + b.compare_with)), a.actor,
-               a.focal_weights)
+               a.focal_weights, a.mixture)
 
 
 def arms_by_name(names: list[str]) -> tuple[Arm, ...]:
     """Select arms by name or set (:data:`ARM_SETS`: ``default``; ``family`` = GRPO N=8, F-GRPO γ=1 and the
     family arms; ``n-sweep`` = GRPO at N = 2..32 and F-GRPO γ=1 N=8; ``controls`` = GRPO N=8, the control
-    families and the methods' sweeps; ``all`` = every arm); unknown names raise
+    families, the methods' sweeps and the output mixture's points; ``all`` = every arm); unknown names raise
     with the valid list.  An arm named in two sets is taken once, with the comparisons of both."""
     table: dict[str, Arm] = {}
     for arm_set in ARM_SETS.values():

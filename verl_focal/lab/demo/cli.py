@@ -8,6 +8,7 @@
     verl-focal demo --quick                  # smoke run (CI): checks the pipeline and that every estimator acts
     verl-focal demo --device cuda            # the scaled-up configuration on a GPU
     verl-focal demo --replicate DIR1 DIR2    # which verdicts of two runs agree
+    verl-focal demo --replicate D1 D2 D3 D4 --out-dir P   # runs of one design pooled: verdicts over all their seeds
 
 Writes results.json (with a ``claims`` list), report.md and PNG plots under ``--out-dir``.
 """
@@ -60,8 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out-dir",
         "--out",
         dest="out_dir",
-        default="outputs/demo",
-        help="output folder for report.md, results.json and plots (default: outputs/demo; --out is an alias)",
+        default=None,
+        help=f"output folder for report.md, results.json and plots (default: {DEFAULT_OUT_DIR}; --out is an alias); "
+             "with --replicate, where the pooled runs' report goes (nothing is written without it)",
     )
     parser.add_argument(
         "--seeds",
@@ -83,8 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="arms by name, or a set: 'default', 'family' (GRPO N=8, F-GRPO γ=1, Pass@k, "
                              "Unlikely sum and mean), 'n-sweep' (GRPO N=2,4,8,16,32 and F-GRPO γ=1 N=8), "
                              "'controls' (GRPO at lower lr, with an entropy bonus, with a KL loss, with F-GRPO's "
-                             "weights shuffled or at their batch mean, and each method, MaxRL and DS-GRPO included, "
-                             "over its own knob: compared at equal pass@1) or 'all' (every arm)")
+                             "weights shuffled, and each method, MaxRL, DS-GRPO and F-GRPO at GRPO's step size "
+                             "included, over its own knob, and the output mixture of GRPO N=8 and the SFT policy, "
+                             "computed: compared at equal pass@1) or 'all' (every arm)")
     parser.add_argument(
         "--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)"
     )
@@ -96,10 +99,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--replicate",
-        nargs=2,
+        nargs="+",
         default=None,
         metavar="DIR",
-        help="compare the claims of two finished runs (folders or results.json files) and print which hold",
+        help="two or more finished runs of one design on disjoint seeds (folders or results.json files): print "
+             "which verdicts hold (two runs: both agree), then the verdicts of all their seeds pooled, which hold "
+             "when the runs' two halves in the given order (the first half of the runs, the rest) each give the "
+             "same one; --out-dir DIR writes the pooled report (report.md, results.json, frontier.png)",
     )
     parser.add_argument("--no-progress", action="store_true", help="disable the tqdm progress bar")
 
@@ -141,43 +147,73 @@ def _load_claims(path: str) -> tuple[list[dict], list[int], dict]:
     return res["claims"], res.get("seeds_completed", []), res
 
 
-def _replicate(paths: list[str]) -> int:
-    from verl_focal.lab.demo.design import design_mismatch_message
+def _replicate(paths: list[str], out_dir: str | None = None) -> int:
     from verl_focal.lab.demo.frontier_report import frontier_replication_markdown, power_markdown
+    from verl_focal.lab.demo.pool import runs_refusal
     from verl_focal.lab.demo.report import headline_markdown, replication_markdown
 
+    def fail(msg: str) -> int:
+        print(f"verl-focal demo: {msg}", file=sys.stderr)
+        return 2
+
+    if len(paths) < 2:
+        return fail(f"--replicate needs two or more runs, got {len(paths)}: --replicate RUN1 RUN2 [RUN3 ...]")
     try:
-        (c1, s1, r1), (c2, s2, r2) = _load_claims(paths[0]), _load_claims(paths[1])
+        loaded = [_load_claims(p) for p in paths]
+        if out_dir is not None:
+            check_out_dir(out_dir)
     except ValueError as e:
-        print(f"verl-focal demo: {e}", file=sys.stderr)
-        return 2
-    mismatch = design_mismatch_message(r1.get("config", {}), r2.get("config", {}))
-    if mismatch:  # different experiments: agreeing verdicts would replicate nothing
-        print(f"verl-focal demo: {mismatch}", file=sys.stderr)
-        return 2
-    overlap = sorted(set(s1) & set(s2))
-    if overlap:
-        print(
-            f"verl-focal demo: warning: the two runs share seeds {overlap}; a replication needs disjoint seed sets",
-            file=sys.stderr,
-        )
-    print(
-        f"run 1: {paths[0]} (seeds {s1[0]}..{s1[-1]}, {len(s1)}); "
-        f"run 2: {paths[1]} (seeds {s2[0]}..{s2[-1]}, {len(s2)})"
-        if s1 and s2
-        else ""
-    )
-    print("\n".join(replication_markdown(c1, c2)))
-    if "summary" in r1 and "summary" in r2:
-        print("\nHeadline: range of the two runs' means; Δ = paired difference (GRPO N=8 vs its seed's SFT policy, "
-              "every other arm vs GRPO N=8), range of the two estimates, verdict where both runs agree:\n")
-        print("\n".join(headline_markdown(r1, r2)))
-    frontier = frontier_replication_markdown(r1, r2)
-    if frontier:
-        print("\nEqual pass@1 (the controls): D = the method's Δ pass@256 − the control family's frontier at its "
-              "Δ pass@1, run 1 | run 2, and the verdict where both runs agree:\n")
-        print("\n".join(frontier))
-        print("\n" + "\n".join(power_markdown([r1["frontier"], r2["frontier"]])))
+        return fail(str(e))
+    results = [r for _, _, r in loaded]
+    refusal = runs_refusal(results, paths)  # different experiments, or shared seeds: agreement would replicate nothing
+    if refusal:
+        return fail(refusal)
+    print("; ".join(f"run {i}: {p} (seeds {s[0]}..{s[-1]}, {len(s)})" for i, (p, (_, s, _)) in
+                    enumerate(zip(paths, loaded), start=1) if s))
+    if len(paths) == 2:  # the two-run replication, as before; the pooled verdicts follow
+        (c1, _, r1), (c2, _, r2) = loaded
+        print("\n".join(replication_markdown(c1, c2)))
+        if "summary" in r1 and "summary" in r2:
+            print("\nHeadline: range of the two runs' means; Δ = paired difference (GRPO N=8 vs its seed's SFT "
+                  "policy, every other arm vs GRPO N=8), range of the two estimates, verdict where both runs "
+                  "agree:\n")
+            print("\n".join(headline_markdown(r1, r2)))
+        frontier = frontier_replication_markdown(r1, r2)
+        if frontier:
+            print("\nEqual pass@1 (the controls): D = the method's Δ pass@256 − the control family's frontier at its "
+                  "Δ pass@1, run 1 | run 2, and the verdict where both runs agree:\n")
+            print("\n".join(frontier))
+            print("\n" + "\n".join(power_markdown([r1["frontier"], r2["frontier"]])))
+    return _pooled(results, out_dir, claims_table=len(paths) > 2)
+
+
+def _pooled(results: list[dict], out_dir: str | None, claims_table: bool) -> int:
+    """The runs' seeds pooled (docs/demo.md, "One design of 48 seeds"): the equal-pass@1 verdicts over all the
+    seeds with each half's and each run's (and, for more than two runs, the per-metric claims likewise); with
+    ``out_dir``, the pooled report written there."""
+    from verl_focal.lab.demo.frontier_report import frontier_results, pooled_frontier_markdown
+    from verl_focal.lab.demo.pool import halves, pool_results
+    from verl_focal.lab.demo.report import pooled_claims_markdown, write_report
+
+    pooled = pool_results(results)
+    parts = [pool_results(h) if len(h) > 1 else h[0] for h in halves(results)]  # a half of one run is that run
+    if claims_table:
+        print(f"\nPooled claims ({len(pooled['seeds_completed'])} seeds; paired by seed, 95% Student-t interval), "
+              "each half's and each run's verdict beside them:\n")
+        print("\n".join(pooled_claims_markdown(pooled["claims"], [p["claims"] for p in parts],
+                                                [r["claims"] for r in results])))
+    fr = frontier_results(pooled)  # the bootstrap over all the seeds (a run's own is in its results.json)
+    if fr:
+        pooled["frontier"] = fr  # computed once: the pooled report below uses it
+        part_frs = [p.get("frontier") or frontier_results(p) for p in parts]
+        run_frs = [r.get("frontier") or frontier_results(r) for r in results]
+        if all(part_frs) and all(run_frs):
+            print("\nEqual pass@1, all runs' seeds pooled:\n")
+            # two runs: their power lines were printed with their join above
+            print("\n".join(pooled_frontier_markdown(fr, part_frs, run_frs, run_power=claims_table)))
+    if out_dir is not None:
+        write_report(pooled, out_dir)
+        print(f"\npooled report written to {os.path.abspath(out_dir)}")
     return 0
 
 
@@ -199,9 +235,15 @@ def _interrupted(results: dict, out_dir: str) -> int:
     return EXIT_INTERRUPTED
 
 
+#: where a run's report goes without --out-dir
+DEFAULT_OUT_DIR = "outputs/demo"
+
+
 def run(args: argparse.Namespace) -> int:
     if args.replicate:
-        return _replicate(args.replicate)
+        return _replicate(args.replicate, args.out_dir)
+    if args.out_dir is None:
+        args.out_dir = DEFAULT_OUT_DIR
     from verl_focal.lab.demo.arms import arms_by_name
     from verl_focal.lab.demo.experiment import preset, run_experiment
     from verl_focal.lab.demo.report import SMOKE_BANNER, write_report

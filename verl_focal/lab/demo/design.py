@@ -5,7 +5,7 @@ A replication repeats the same experiment on other seeds.  The *design* is every
 (:data:`NOT_DESIGN`: ``seeds``), how they were shared out (``jobs``, ``threads``, ``budget_s``), the
 preset's name (``mode``: its settings are compared instead) and the arm list (two runs may hold different
 arms; the replication joins the claims both have).  An arm that both runs hold must be the same arm
-(estimator, group size, settings, actor settings, focal-weight control).
+(estimator, group size, settings, actor settings, focal weights, output-mixture λ).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def design_differences(config_1: Mapping[str, Any], config_2: Mapping[str, Any])
     arms_1 = {arm["name"]: arm for arm in config_1.get("arms", [])}
     arms_2 = {arm["name"]: arm for arm in config_2.get("arms", [])}
     for name in [n for n in arms_1 if n in arms_2]:
-        x, y = ({k: arm.get(k) for k in ("estimator", "n", "settings", "actor", "focal_weights")}
+        x, y = ({k: arm.get(k) for k in ("estimator", "n", "settings", "actor", "focal_weights", "mixture")}
                 for arm in (arms_1[name], arms_2[name]))
         if x != y:
             out.append(f"arm {name!r}: {x} vs {y}")

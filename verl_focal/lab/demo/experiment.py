@@ -20,6 +20,7 @@ on that same set, the RL training distribution (docs/demo.md says why).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import io
 import math
@@ -34,23 +35,25 @@ from typing import Any
 import numpy as np
 import torch
 
-from verl_focal.lab.demo.arms import BASE_LR, DEFAULT_ARMS, REFERENCE_ARM, Arm
+from verl_focal.lab.demo.arms import BASE_LR, DEFAULT_ARMS, MIXTURE_ESTIMATOR, REFERENCE_ARM, Arm
 from verl_focal.lab.demo.metrics import (
     answer_logprobs,
     build_rare_set,
     correct_set,
     delta_nll,
+    encode_correct_set,
     exact_auc,
     exact_pass_curve,
     group_strategy_stats,
     retained_mass,
     strategy_mass,
 )
-from verl_focal.lab.demo.model import ModelSpec, build_model, build_tokenizer, sft
-from verl_focal.lab.demo.stats import build_claims
+from verl_focal.lab.demo.model import RESPONSE_LEN, ModelSpec, build_model, build_tokenizer, encode_pairs, sft
+from verl_focal.lab.demo.stats import mean_eval, metric_table, run_claims
 from verl_focal.lab.demo.task import STRATEGIES, sft_examples, split_problems
 
-__all__ = ["DEFAULT_SEEDS", "DemoConfig", "preset", "run_experiment", "evaluate", "metric_table"]
+__all__ = ["DEFAULT_SEEDS", "DemoConfig", "SeedEval", "preset", "run_experiment", "evaluate", "metrics_from_logp",
+           "mixture_eval", "metric_table"]
 
 #: the default run's seeds (``verl-focal demo --help`` prints them)
 DEFAULT_SEEDS: tuple[int, ...] = tuple(range(24))
@@ -98,8 +101,12 @@ class DemoConfig:
             raise ValueError(f"unfamiliar_frac={self.unfamiliar_frac} must lie strictly between 0 and 1")
         if self.budget_s is not None and self.budget_s <= 0:
             raise ValueError(f"--budget={self.budget_s} must be > 0 seconds")
-        if not self.arms:
+        if not any(a.trained for a in self.arms):
             raise ValueError("no arms to run")
+        mixtures = [a.name for a in self.arms if not a.trained]
+        if mixtures and REFERENCE_ARM not in {a.name for a in self.arms if a.trained}:
+            raise ValueError(f"--arms: the output mixture ({', '.join(mixtures)}) is computed from {REFERENCE_ARM}'s "
+                             f"policy and the SFT policy; add {REFERENCE_ARM!r} to --arms")
         if 256 not in self.ks or 16 not in self.ks or 1 not in self.ks:
             raise ValueError(f"ks={self.ks} must include 1, 16 and 256 (the claims' metrics)")
         for arm in self.arms:
@@ -121,16 +128,47 @@ def preset(mode: str) -> DemoConfig:
     raise ValueError(f"unknown demo mode {mode!r}; choose default, quick or cuda")
 
 
+@dataclass(frozen=True)
+class SeedEval:
+    """What every evaluation of one seed shares, computed once per seed: the RL problems' correct answers (``cs``)
+    and their teacher-forcing batch, which of its problems are unfamiliar, the SFT policy's log-probs of the
+    answers and its rare-correct set with its batch.  Policies evaluated with it get the same numbers as with
+    :func:`evaluate`'s own encoding (the same ids, the same forward pass)."""
+
+    cs: Any
+    encoded: tuple
+    unfamiliar_mask: np.ndarray
+    base_logp: np.ndarray | None = None
+    rare: Any = None
+    rare_encoded: tuple | None = None
+
+    @classmethod
+    def build(cls, tokenizer, problems, unfamiliar, base_logp=None, rare=None) -> SeedEval:
+        cs = correct_set(problems)
+        unfam = set(unfamiliar)
+        return cls(cs, encode_correct_set(tokenizer, cs), np.array([pr in unfam for pr in cs.problems]), base_logp,
+                   rare, encode_pairs(tokenizer, rare.pairs) if rare is not None and rare.pairs else None)
+
+
 def evaluate(model, tokenizer, problems, unfamiliar, base_logp: np.ndarray | None, rare,
-             cfg: DemoConfig) -> dict[str, Any]:
+             cfg: DemoConfig, shared: SeedEval | None = None) -> dict[str, Any]:
     """Exact pass@k and AUC@256 on the RL training problems (all of them) and on their unfamiliar subset, strategy
-    masses, retained rare-correct mass, ΔNLL_rare and the exact strategy diversity of N=8 groups."""
-    cs = correct_set(problems)
-    logp = answer_logprobs(model, tokenizer, cs)
+    masses, retained rare-correct mass, ΔNLL_rare and the exact strategy diversity of N=8 groups.  ``shared``: the
+    seed's :class:`SeedEval` (built from the same problems, base log-probs and rare set), to skip re-encoding."""
+    shared = SeedEval.build(tokenizer, problems, unfamiliar, base_logp, rare) if shared is None else shared
+    logp = answer_logprobs(model, tokenizer, shared.cs, shared.encoded)
+    out = metrics_from_logp(logp, shared, cfg)
+    if shared.rare is not None:
+        out["delta_nll_rare"] = delta_nll(model, tokenizer, shared.rare, shared.rare_encoded)
+    return out
+
+
+def metrics_from_logp(logp: np.ndarray, shared: SeedEval, cfg: DemoConfig) -> dict[str, Any]:
+    """:func:`evaluate`'s metrics but ΔNLL_rare, from a policy's log-probs ``logp`` of the seed's correct answers."""
+    cs = shared.cs
     mass = strategy_mass(cs, logp)
     p = mass.sum(1)
-    unfam = {pr for pr in unfamiliar}
-    sel = np.array([pr in unfam for pr in cs.problems])
+    sel = shared.unfamiliar_mask
     out: dict[str, Any] = {
         "pass_at_k": exact_pass_curve(p, cfg.ks),
         "auc_at_k": exact_auc(p, max(cfg.ks)),
@@ -140,21 +178,30 @@ def evaluate(model, tokenizer, problems, unfamiliar, base_logp: np.ndarray | Non
         "unsolved_frac": float((p < 1e-3).mean()),
         "groups_n8": group_strategy_stats(mass, 8),
     }
-    if base_logp is not None:
+    if shared.base_logp is not None:
+        base_logp = shared.base_logp
         base_mass = strategy_mass(cs, base_logp)
         dominant = base_mass.argmax(1)
         rare_sel = cs.strategy != dominant[cs.owner]
         out["rare_retained"] = retained_mass(np.exp(base_logp), np.exp(logp), rare_sel)
-    if rare is not None:
-        out["delta_nll_rare"] = delta_nll(model, tokenizer, rare)
     return out
 
 
-def metric_table(ev: dict[str, Any]) -> dict[str, float]:
-    """The five claim metrics of one evaluation (keys of :data:`verl_focal.lab.demo.stats.METRICS`)."""
-    pk = {int(k): v for k, v in ev["pass_at_k"].items()}
-    return {"pass@1": pk[1], "pass@16": pk[16], "pass@256": pk[256], "AUC@256": ev["auc_at_k"],
-            "ΔNLL_rare": ev.get("delta_nll_rare", 0.0)}
+def mixture_eval(lam: float, logp: np.ndarray, shared: SeedEval, cfg: DemoConfig) -> dict[str, Any]:
+    """The output mixture λ·π + (1 − λ)·π_SFT of a policy π (its log-probs ``logp`` of the seed's correct answers)
+    and the seed's SFT policy (``shared.base_logp``), evaluated exactly: an answer's probability under the mixture
+    is λ·π(a|x) + (1 − λ)·π_SFT(a|x), so every metric of :func:`metrics_from_logp` follows from the two policies'
+    log-probs, and ΔNLL_rare = mean over the rare set of −log π_λ(a)/|a| − (−log π_SFT(a)/|a|) (every rare answer is
+    a correct answer, ``shared.rare.rows``).  Nothing is trained or sampled."""
+    if not 0.0 < lam < 1.0:
+        raise ValueError(f"mixture λ={lam} must lie strictly between 0 (the SFT policy) and 1 (the policy itself)")
+    mixed = np.logaddexp(math.log(lam) + logp, math.log1p(-lam) + shared.base_logp)
+    out = metrics_from_logp(mixed, shared, cfg)
+    rare = shared.rare
+    if rare is not None:
+        out["delta_nll_rare"] = (float(np.mean(-mixed[rare.rows] / RESPONSE_LEN - rare.base_nll)) if len(rare.pairs)
+                                 else float("nan"))
+    return out
 
 
 def _summarise_history(h: list[dict[str, float]]) -> dict[str, float]:
@@ -178,38 +225,44 @@ def _init_worker(threads: int) -> None:
     import verl_focal.lab.demo.rl  # noqa: F401  imports verl once per worker process
 
 
-def fit_sft(cfg: DemoConfig, familiar, seed: int, progress=None):
+def fit_sft(cfg: DemoConfig, familiar, seed: int, progress=None, tokenizer=None):
     """The seed's SFT policy: initialisation, demonstrations (on the familiar problems) and batch order from ``seed``;
-    returns (model, per-step losses)."""
-    tok = build_tokenizer()
+    returns (model, per-step losses).  ``tokenizer``: the seed's (:func:`build_tokenizer` when not given)."""
+    tok = build_tokenizer() if tokenizer is None else tokenizer
     model = build_model(tok, cfg.model, seed=seed).to(cfg.device)
     pairs = sft_examples(familiar, cfg.prior, cfg.sft_examples, seed=seed)
     losses = sft(model, tok, pairs, cfg.sft_steps, cfg.sft_batch, cfg.sft_lr, seed=seed, progress=progress)
     return model, losses
 
 
-def _run_arm(cfg: DemoConfig, arm: Arm, seed: int, state: bytes, problems, unfamiliar, base_logp, rare,
-             progress=None) -> dict[str, Any]:
+def _run_arm(cfg: DemoConfig, arm: Arm, seed: int, start, tok, problems, shared: SeedEval,
+             progress=None) -> tuple[dict[str, Any], np.ndarray]:
+    """One arm from a copy of the seed's SFT policy ``start``: its run record and its log-probs of the seed's correct
+    answers (``shared.cs``)."""
     from verl_focal.lab.demo.rl import RLConfig, train_rl
 
     t0, c0 = time.time(), time.process_time()
-    tok = build_tokenizer()
-    model = build_model(tok, cfg.model, seed=seed)
-    model.load_state_dict(torch.load(io.BytesIO(state), map_location=cfg.device))
-    model.to(cfg.device).eval()
+    model = copy.deepcopy(start)
     rl_cfg = RLConfig(steps=cfg.rl_steps, prompts_per_step=cfg.prompts_per_step, lr=cfg.lr, clip_ratio=cfg.clip_ratio)
     hist = train_rl(model, tok, problems, arm, rl_cfg, seed=seed, progress=progress)
-    ev = evaluate(model, tok, problems, unfamiliar, base_logp, rare, cfg)
+    logp = answer_logprobs(model, tok, shared.cs, shared.encoded)
+    ev = metrics_from_logp(logp, shared, cfg)
+    if shared.rare is not None:
+        ev["delta_nll_rare"] = delta_nll(model, tok, shared.rare, shared.rare_encoded)
     ev.update(_summarise_history(hist))
     run = {"arm": arm.name, "estimator": arm.estimator, "n": arm.n, "settings": dict(arm.settings), "seed": seed,
            "seconds": time.time() - t0, "cpu_s": time.process_time() - c0, "eval": ev, "history": hist}
     if arm.focal_weights:  # the focal weight's controls: GRPO's estimator, other advantages (runs of others unchanged)
         run["focal_weights"] = arm.focal_weights
-    return run
+    return run, logp
 
 
 def _run_seed(job: dict[str, Any], progress=None) -> dict[str, Any]:
-    """One seed: fit its SFT policy, evaluate it (the base), build its rare-correct set, then train every arm."""
+    """One seed: fit its SFT policy, evaluate it (the base), build its rare-correct set, then train every arm.
+
+    One tokenizer, one encoding of the evaluation answers and one copy of the SFT policy to start the arms from
+    serve the whole seed; every arm starts from a fresh copy of that policy (loaded back from its saved state, as a
+    new process would load it)."""
     cfg: DemoConfig = job["cfg"]
     seed: int = job["seed"]
     t0, c0 = time.time(), time.process_time()
@@ -217,22 +270,37 @@ def _run_seed(job: dict[str, Any], progress=None) -> dict[str, Any]:
     problems = sorted(familiar + unfamiliar)
     if progress is not None:
         progress.set_description(f"SFT seed {seed}")
-    base, losses = fit_sft(cfg, familiar, seed, progress)
     tok = build_tokenizer()
-    base_logp = answer_logprobs(base, tok, correct_set(problems))
-    rare = build_rare_set(base, tok, problems, cfg.rare_rollouts, cfg.rare_top_frac, seed=seed)
-    base_eval = evaluate(base, tok, problems, unfamiliar, base_logp, rare, cfg)
+    base, losses = fit_sft(cfg, familiar, seed, progress, tokenizer=tok)
+    shared = SeedEval.build(tok, problems, unfamiliar)
+    base_logp = answer_logprobs(base, tok, shared.cs, shared.encoded)
+    rare = build_rare_set(base, tok, problems, cfg.rare_rollouts, cfg.rare_top_frac, seed=seed, logp=base_logp)
+    shared = dataclasses.replace(shared, base_logp=base_logp, rare=rare,
+                                 rare_encoded=encode_pairs(tok, rare.pairs) if rare.pairs else None)
+    base_eval = metrics_from_logp(base_logp, shared, cfg)
+    base_eval["delta_nll_rare"] = delta_nll(base, tok, rare, shared.rare_encoded)
     base_eval["sft_final_loss"] = float(np.mean(losses[-10:]))
     base_eval["rare_set_size"], base_eval["rare_set_sampled_correct"] = len(rare.pairs), rare.n_sampled_correct
     buf = io.BytesIO()
     torch.save({k: v.cpu() for k, v in base.state_dict().items()}, buf)
+    start = build_model(tok, cfg.model, seed=seed)
+    start.load_state_dict(torch.load(io.BytesIO(buf.getvalue()), map_location=cfg.device))
+    start.to(cfg.device).eval()
     sft_s, sft_cpu = time.time() - t0, time.process_time() - c0
     if progress is not None:
         progress.set_description(f"RL seed {seed}")
-    runs = [_run_arm(cfg, arm, seed, buf.getvalue(), problems, unfamiliar, base_logp, rare, progress)
-            for arm in job["arms"]]
-    return {"seed": seed, "base": base_eval, "runs": runs, "seconds": time.time() - t0,
-            "cpu_s": time.process_time() - c0, "sft_seconds": sft_s, "sft_cpu_s": sft_cpu}
+    runs, logps = [], {}
+    for arm in job["arms"]:
+        run, logps[arm.name] = _run_arm(cfg, arm, seed, start, tok, problems, shared, progress)
+        runs.append(run)
+    out = {"seed": seed, "base": base_eval, "runs": runs}
+    if job.get("mixtures"):  # the output mixture's points: computed from GRPO N=8 and the SFT policy, not trained
+        out["references"] = [{"arm": a.name, "estimator": MIXTURE_ESTIMATOR, "lambda": a.mixture, "seed": seed,
+                              "eval": mixture_eval(a.mixture, logps[REFERENCE_ARM], shared, cfg)}
+                             for a in job["mixtures"]]
+    out.update({"seconds": time.time() - t0, "cpu_s": time.process_time() - c0, "sft_seconds": sft_s,
+                "sft_cpu_s": sft_cpu})
+    return out
 
 
 def _auto_jobs(cfg: DemoConfig, n_seeds: int) -> int:
@@ -241,29 +309,6 @@ def _auto_jobs(cfg: DemoConfig, n_seeds: int) -> int:
     if cfg.device == "cuda":
         return 1
     return max(1, min(2, os.cpu_count() or 1, n_seeds))
-
-
-def _mean_eval(evals: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean over seeds of the base policies' evaluations (numbers and one level of nested dicts)."""
-    out: dict[str, Any] = {}
-    for key, v in evals[0].items():
-        if isinstance(v, dict):
-            out[key] = {k: float(np.mean([e[key][k] for e in evals])) for k in v}
-        elif isinstance(v, (int, float)):
-            out[key] = float(np.mean([e[key] for e in evals]))
-    return out
-
-
-def _trough(runs: list[dict], arms: list[Arm]) -> dict[str, Any]:
-    """With GRPO at three or more group sizes: the GRPO arm whose mean pass@256 is lowest (the trough of the curve
-    in N), chosen from this run's own means."""
-    # not the controls
-    grpo = sorted({a.n: a.name for a in arms if a.estimator == "grpo" and not a.actor and not a.focal_weights}.items())
-    if len(grpo) < 3 or not runs:
-        return {}
-    means = {name: float(np.mean([r["eval"]["pass_at_k"][256] for r in runs if r["arm"] == name]))
-             for _, name in grpo}
-    return {"grpo_arms": [name for _, name in grpo], "pass@256_mean": means, "trough": min(means, key=means.get)}
 
 
 def require_verl() -> None:
@@ -289,7 +334,8 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
     t_start, cpu_start = time.time(), time.process_time()
     familiar, unfamiliar = split_problems(cfg.task_seed, cfg.unfamiliar_frac)
     arms, skipped = [], []
-    for arm in cfg.arms:
+    mixtures = [a for a in cfg.arms if not a.trained]  # computed after each seed's arms, from GRPO N=8's policy
+    for arm in (a for a in cfg.arms if a.trained):
         if estimator_available(arm.estimator):
             arms.append(arm)
         else:  # reported in results.json and report.md, never silently dropped
@@ -299,7 +345,9 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
             log(f"verl-focal demo: skipping arm {arm.name!r}: estimator {arm.estimator!r} is not registered")
     per_seed_steps = cfg.sft_steps + cfg.rl_steps * len(arms)
     bar = progress_factory(per_seed_steps * len(cfg.seeds)) if progress_factory else None
-    jobs_list = [{"cfg": cfg, "arms": arms, "seed": seed} for seed in cfg.seeds]
+    if mixtures and REFERENCE_ARM not in {a.name for a in arms}:
+        raise ValueError(f"the output mixture needs {REFERENCE_ARM}, which did not run")
+    jobs_list = [{"cfg": cfg, "arms": arms, "mixtures": mixtures, "seed": seed} for seed in cfg.seeds]
     n_jobs = _auto_jobs(cfg, len(jobs_list))
     seed_results, stopped, interrupted = _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log)
     if bar is not None:
@@ -307,29 +355,17 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     runs = [r for sr in seed_results for r in sr["runs"]]
     seeds_done = sorted(sr["seed"] for sr in seed_results)
-    per_seed: dict[str, dict[str, dict[int, float]]] = {}
-    for r in runs:
-        for metric, v in metric_table(r["eval"]).items():
-            per_seed.setdefault(r["arm"], {}).setdefault(metric, {})[r["seed"]] = v
-    base_per_seed: dict[str, dict[int, float]] = {}
-    for sr in seed_results:
-        for metric, v in metric_table(sr["base"]).items():
-            base_per_seed.setdefault(metric, {})[sr["seed"]] = v
-    also_vs = {a.name: a.compare_with for a in cfg.arms}
-    group_size = _trough(runs, arms)
-    if group_size.get("trough"):  # F-GRPO N=8 against GRPO at the trough of its pass@256 curve in N
-        for a in arms:
-            if a.estimator == "f_grpo" and a.n == 8:
-                also_vs[a.name] = tuple(dict.fromkeys(also_vs[a.name] + (group_size["trough"],)))
-    claims = build_claims(per_seed, base_per_seed, reference=REFERENCE_ARM, also_vs=also_vs) if seed_results else []
     cfg_json = dataclasses.asdict(cfg)
     cfg_json["arms"] = [a.as_json() for a in cfg.arms]
+    claims, group_size = run_claims(runs, {sr["seed"]: sr["base"] for sr in seed_results}, cfg_json["arms"],
+                                    [a.as_json() for a in arms])
     bases = [sr["base"] for sr in seed_results]
-    return {
+    references = [x for sr in seed_results for x in sr.get("references", [])]
+    out = {
         "config": cfg_json,
         "problems": {"rl": len(familiar) + len(unfamiliar), "familiar": len(familiar), "unfamiliar": len(unfamiliar)},
         # the base (SFT) policy of every seed, and their mean
-        "base": {"eval": _mean_eval(bases) if bases else {},
+        "base": {"eval": mean_eval(bases) if bases else {},
                  "per_seed": {sr["seed"]: sr["base"] for sr in seed_results}},
         "runs": runs,
         "seeds_completed": seeds_done,
@@ -347,6 +383,9 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
                     "sft_cpu": float(sum(sr["sft_cpu_s"] for sr in seed_results)),
                     "rl_cpu": float(sum(r["cpu_s"] for r in runs))},
     }
+    if references:  # the output mixture's points (only runs that hold it carry the key)
+        out["references"] = references
+    return out
 
 
 def _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log) -> tuple[list[dict], list[int], bool]:

@@ -38,6 +38,7 @@ __all__ = [
     "exact_auc",
     "group_strategy_stats",
     "answer_logprobs",
+    "encode_correct_set",
     "strategy_mass",
     "pass_curve",
     "sample_counts",
@@ -71,9 +72,15 @@ def correct_set(problems: Sequence[Problem]) -> CorrectSet:
     return CorrectSet(list(problems), answers, np.array(owner, dtype=np.int64), np.array(strat, dtype=np.int64))
 
 
-def answer_logprobs(model, tokenizer, cs: CorrectSet) -> np.ndarray:
-    """log π(a | x) of every answer of ``cs`` (the whole sequence ``A op B <eos>``)."""
-    ids, mask = encode_pairs(tokenizer, [(cs.problems[o], a) for o, a in zip(cs.owner, cs.answers)])
+def encode_correct_set(tokenizer, cs: CorrectSet) -> tuple:
+    """The teacher-forcing batch (``input_ids``, ``answer_mask``) of every answer of ``cs``, in its order."""
+    return encode_pairs(tokenizer, [(cs.problems[o], a) for o, a in zip(cs.owner, cs.answers)])
+
+
+def answer_logprobs(model, tokenizer, cs: CorrectSet, encoded: tuple | None = None) -> np.ndarray:
+    """log π(a | x) of every answer of ``cs`` (the whole sequence ``A op B <eos>``); ``encoded``: the batch of
+    :func:`encode_correct_set`, when the caller evaluates several policies on the same answers."""
+    ids, mask = encode_correct_set(tokenizer, cs) if encoded is None else encoded
     return sequence_logprob(model, ids, mask).double().numpy()
 
 
@@ -166,18 +173,23 @@ class RareSet:
     pairs: list[tuple[Problem, str]]
     base_nll: np.ndarray  # (n,) length-normalised NLL under the base model
     n_sampled_correct: int
+    #: (n,) each pair's row in ``correct_set(problems)`` (every rare answer is a correct answer), when built by
+    #: :func:`build_rare_set`
+    rows: np.ndarray | None = None
 
 
-def build_rare_set(model, tokenizer, problems: Sequence[Problem], rollouts: int, top_frac: float, seed: int) -> RareSet:
+def build_rare_set(model, tokenizer, problems: Sequence[Problem], rollouts: int, top_frac: float, seed: int,
+                   logp: np.ndarray | None = None) -> RareSet:
     """The paper's rare-correct set (docs/methods.md §8), with exact sampling.
 
     ``rollouts`` base-model samples per training prompt are drawn from the
     multinomial over {each correct answer, anything incorrect}; the correct
     samples are ranked by length-normalised NLL under the base model and the
-    top ``top_frac`` (paper: 1%) are kept.
+    top ``top_frac`` (paper: 1%) are kept.  ``logp``: the base model's
+    :func:`answer_logprobs` of ``correct_set(problems)``, when the caller has them.
     """
     cs = correct_set(problems)
-    logp = answer_logprobs(model, tokenizer, cs)
+    logp = answer_logprobs(model, tokenizer, cs) if logp is None else logp
     rng = np.random.default_rng(seed)
     counts = np.zeros(len(cs.answers), dtype=np.int64)
     for i in range(len(cs.problems)):
@@ -189,21 +201,23 @@ def build_rare_set(model, tokenizer, problems: Sequence[Problem], rollouts: int,
     keep = max(1, math.ceil(top_frac * total))
     nll = -logp / RESPONSE_LEN
     order = np.argsort(-nll, kind="stable")
-    pairs, base = [], []
+    pairs, base, rows = [], [], []
     for j in order:
         take = min(int(counts[j]), keep - len(pairs))
         for _ in range(take):
             pairs.append((cs.problems[cs.owner[j]], cs.answers[j]))
             base.append(nll[j])
+            rows.append(j)
         if len(pairs) >= keep:
             break
-    return RareSet(pairs, np.array(base), total)
+    return RareSet(pairs, np.array(base), total, np.array(rows, dtype=np.int64))
 
 
-def delta_nll(model, tokenizer, rare: RareSet) -> float:
-    """ΔNLL_rare = mean over the rare set of (NLL_trained − NLL_base), per token (F-GRPO Table 2)."""
+def delta_nll(model, tokenizer, rare: RareSet, encoded: tuple | None = None) -> float:
+    """ΔNLL_rare = mean over the rare set of (NLL_trained − NLL_base), per token (F-GRPO Table 2); ``encoded``: the
+    rare set's teacher-forcing batch (``encode_pairs(tokenizer, rare.pairs)``), when the caller reuses it."""
     if not rare.pairs:
         return float("nan")
-    ids, mask = encode_pairs(tokenizer, rare.pairs)
+    ids, mask = encode_pairs(tokenizer, rare.pairs) if encoded is None else encoded
     nll = -sequence_logprob(model, ids, mask).double().numpy() / RESPONSE_LEN
     return float(np.mean(nll - rare.base_nll))

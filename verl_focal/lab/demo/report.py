@@ -18,6 +18,7 @@ from verl_focal.lab.demo.frontier_report import FRONTIER_PLOT, controls_markdown
 from verl_focal.lab.demo.stats import METRICS, replicate
 
 __all__ = ["summarise", "write_report", "claims_markdown", "replication_markdown", "headline_markdown",
+           "pooled_claims_markdown",
            "group_size_rows", "grpo_group_sizes", "passk_differences", "REPORT_FILES", "GROUP_SIZE_PLOT",
            "SMOKE_BANNER", "PAPER_SWEEP", "PAPER_FOCAL_N8"]
 
@@ -136,6 +137,31 @@ def replication_markdown(claims_1: list[dict], claims_2: list[dict]) -> list[str
     for r in rows:
         out.append(f"| {r['arm']} | {r['baseline']} | {r['metric']} | {_fmt(r['estimate_1'], True)} {r['verdict_1']} | "
                    f"{_fmt(r['estimate_2'], True)} {r['verdict_2']} | {r['status']} |")
+    return out
+
+
+_SHORT = {"better": "b", "worse": "w", "not detected": "nd"}
+
+
+def pooled_claims_markdown(pooled: list[dict], halves: list[list[dict]], runs: list[list[dict]]) -> list[str]:
+    """Markdown table of several runs' claims pooled over all their seeds: per (arm, baseline, metric) the pooled
+    estimate [95% interval] and verdict, which **holds** when the pooled claims of both halves (``halves``: each
+    half's runs pooled) give the same verdict, and is not established otherwise; each half's and each run's verdict
+    beside it in short (b better, w worse, nd not detected)."""
+    key = ("arm", "baseline", "metric")
+    idx = [{tuple(c[k] for k in key): c for c in cl} for cl in (*halves, *runs)]
+    by_half, by_run = idx[:len(halves)], idx[len(halves):]
+    out = ["| arm | baseline | metric | pooled | halves | runs | status |", "|---|---|---|---|---|---|---|"]
+    for c in pooled:
+        k = tuple(c[x] for x in key)
+        hv = [h.get(k) for h in by_half]
+        holds = c["verdict"] in _SHORT and all(h is not None and h["verdict"] == c["verdict"] for h in hv)
+        cell = (f"{_fmt(c['estimate'], True)} [{_fmt(c['ci_low'], True)}, {_fmt(c['ci_high'], True)}] {c['verdict']}"
+                if c["ci_low"] is not None else f"{_fmt(c['estimate'], True)} {c['verdict']}")
+        short = " \\| ".join(_SHORT.get(x["verdict"], "nt") if x is not None else "—" for x in hv)
+        each = [_SHORT.get(r[k]["verdict"], "nt") if k in r else "—" for r in by_run]
+        out.append(f"| {c['arm']} | {c['baseline']} | {c['metric']} | {cell} | {short} | "
+                   f"{' '.join(each)} | {'**holds**' if holds else 'not established'} |")
     return out
 
 
@@ -307,7 +333,10 @@ def _markdown(results: dict[str, Any], summary) -> str:
             "nothing about whether GRPO, F-GRPO or Cue-GRPO is better.",
             "",
         ]
-    arms_line = ", ".join(a["name"] for a in cfg["arms"])
+    arms_line = ", ".join(a["name"] for a in cfg["arms"] if "mixture" not in a)
+    mixture = [a["name"] for a in cfg["arms"] if "mixture" in a]
+    if mixture:  # the output mixture's points: references computed from GRPO N=8 and the SFT policy, not arms
+        arms_line += f"; references (computed, not trained): {', '.join(mixture)}"
     pr = results["problems"]
     lines += [
         f"Task: clock arithmetic mod 16 (`A op B` with the given symbol; strategies add/sub/mul). "
@@ -389,6 +418,11 @@ def _markdown(results: dict[str, Any], summary) -> str:
         f"{results['seconds'].get('sft_cpu', float('nan')):.0f} s in the seeds' SFT and base evaluation and "
         f"{results['seconds'].get('rl_cpu', float('nan')):.0f} s in the RL runs.",
     ]
+    if results.get("pooled_from"):
+        lines.append("Pooled from " + "; ".join(f"run {i} (seeds {p['seeds'][0]}..{p['seeds'][-1]}, "
+                                               f"{len(p['seeds'])})" for i, p in enumerate(results["pooled_from"], 1)
+                                               if p["seeds"])
+                     + ": one analysis over all their seeds; the times above are the runs' sums.")
     if results.get("seeds_not_started"):
         lines.append(f"Budget reached: seeds {results['seeds_not_started']} were not started.")
     if results.get("interrupted"):
@@ -592,7 +626,8 @@ def write_report(results: dict[str, Any], out_dir: str) -> dict[str, str]:
         results["group_size_rows"] = group_size_rows(results)
     if results["config"]["mode"] == "quick":
         results["banner"] = SMOKE_BANNER
-    frontier = frontier_results(results)  # the controls set: the methods at equal pass@1 (docs/demo.md)
+    # the controls set: the methods at equal pass@1 (docs/demo.md); a pooled run brings its own, computed once
+    frontier = results.get("frontier") or frontier_results(results)
     if frontier:
         results["frontier"] = frontier
     names = REPORT_FILES + ((GROUP_SIZE_PLOT,) if len(grpo) >= 3 else ()) + ((FRONTIER_PLOT,) if frontier else ())

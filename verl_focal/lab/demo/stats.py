@@ -20,10 +20,13 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from verl_focal.lab.demo.arms import BASE
+import numpy as np
+
+from verl_focal.lab.demo.arms import BASE, REFERENCE_ARM
 from verl_focal.lab.stats.verdict import BETTER, NOT_DETECTED, WORSE, join_runs, t_interval, verdict
 
-__all__ = ["Claim", "METRICS", "paired_claim", "build_claims", "replicate"]
+__all__ = ["Claim", "METRICS", "paired_claim", "build_claims", "replicate", "metric_table", "mean_eval", "trough",
+           "run_claims"]
 
 #: metric name -> True when higher is better (ΔNLL_rare: lower = less forgotten)
 METRICS: dict[str, bool] = {"pass@1": True, "pass@16": True, "pass@256": True, "AUC@256": True, "ΔNLL_rare": False}
@@ -94,3 +97,60 @@ def replicate(first: Iterable[Claim | dict], second: Iterable[Claim | dict]) -> 
     """Join two claim lists on (arm, baseline, metric): a verdict ``holds`` when both runs give the same
     better/worse/not-detected verdict, and is ``not established`` otherwise."""
     return join_runs(first, second, ("arm", "baseline", "metric"), (BETTER, WORSE, NOT_DETECTED))
+
+
+def metric_table(ev: Mapping) -> dict[str, float]:
+    """The five claim metrics (keys of :data:`METRICS`) of one evaluation (in memory or read back from JSON)."""
+    pk = {int(k): v for k, v in ev["pass_at_k"].items()}
+    return {"pass@1": pk[1], "pass@16": pk[16], "pass@256": pk[256], "AUC@256": ev["auc_at_k"],
+            "ΔNLL_rare": ev.get("delta_nll_rare", 0.0)}
+
+
+def mean_eval(evals: Sequence[Mapping]) -> dict:
+    """Mean over seeds of the base policies' evaluations (numbers and one level of nested dicts)."""
+    out: dict = {}
+    for key, v in evals[0].items():
+        if isinstance(v, Mapping):
+            out[key] = {k: float(np.mean([e[key][k] for e in evals])) for k in v}
+        elif isinstance(v, (int, float)):
+            out[key] = float(np.mean([e[key] for e in evals]))
+    return out
+
+
+def trough(runs: Sequence[Mapping], arms: Sequence[Mapping]) -> dict:
+    """With plain GRPO (no actor settings, no focal weights) at three or more group sizes among ``arms`` (their
+    ``Arm.as_json()``): the GRPO arm whose mean pass@256 is lowest (the trough of the curve in N), chosen from the
+    ``runs``' own means; ``{}`` otherwise."""
+    grpo = sorted({a["n"]: a["name"] for a in arms
+                   if a["estimator"] == "grpo" and not a.get("actor") and not a.get("focal_weights")}.items())
+    if len(grpo) < 3 or not runs:
+        return {}
+    means = {name: float(np.mean([{int(k): v for k, v in r["eval"]["pass_at_k"].items()}[256]
+                                  for r in runs if r["arm"] == name])) for _, name in grpo}
+    return {"grpo_arms": [name for _, name in grpo], "pass@256_mean": means, "trough": min(means, key=means.get)}
+
+
+def run_claims(runs: Sequence[Mapping], base_evals: Mapping[int, Mapping], arms: Sequence[Mapping],
+               trained: Sequence[Mapping] | None = None, reference: str = REFERENCE_ARM) -> tuple[list[Claim], dict]:
+    """A run's claims and its group-size trough, from its RL runs (``{"arm", "seed", "eval"}``), each seed's base
+    (SFT) evaluation and its arms (``Arm.as_json()``; ``trained``: those that ran, default all): every arm against
+    its seed's SFT policy and against ``reference``, plus each arm's ``compare_with``; with GRPO at three or more
+    group sizes, F-GRPO N=8 also against GRPO at the trough (:func:`trough`).  The same function for one run and for
+    several runs of one design pooled, so that a pooled analysis is one analysis over the concatenated seeds."""
+    trained = arms if trained is None else trained
+    per_seed: dict[str, dict[str, dict[int, float]]] = {}
+    for r in runs:
+        for metric, v in metric_table(r["eval"]).items():
+            per_seed.setdefault(r["arm"], {}).setdefault(metric, {})[int(r["seed"])] = v
+    base_per_seed: dict[str, dict[int, float]] = {}
+    for seed, ev in base_evals.items():
+        for metric, v in metric_table(ev).items():
+            base_per_seed.setdefault(metric, {})[int(seed)] = v
+    also_vs = {a["name"]: tuple(a.get("compare_with", ())) for a in arms}
+    group_size = trough(runs, trained)
+    if group_size.get("trough"):  # F-GRPO N=8 against GRPO at the trough of its pass@256 curve in N
+        for a in trained:
+            if a["estimator"] == "f_grpo" and a["n"] == 8:
+                also_vs[a["name"]] = tuple(dict.fromkeys(also_vs[a["name"]] + (group_size["trough"],)))
+    claims = build_claims(per_seed, base_per_seed, reference=reference, also_vs=also_vs) if base_evals else []
+    return claims, group_size
