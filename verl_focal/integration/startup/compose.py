@@ -125,7 +125,7 @@ def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: s
     from verl_focal.config.key_names import unknown_key_message
     from verl_focal.config.liveness import DECIDING_KEYS
     from verl_focal.estimators import sections_by_estimator
-    from verl_focal.integration.startup.unread import reads_here
+    from verl_focal.integration.startup.reads import reads_here
 
     try:
         base = compose_config([], config_name=config_name, trainer=trainer)

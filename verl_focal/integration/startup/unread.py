@@ -29,8 +29,9 @@ from verl_focal.config.key_names import config_get, suggest_key
 from verl_focal.config.key_names import free_keys as _free
 from verl_focal.config.key_names import get as _get
 from verl_focal.config.key_names import plain as _plain
-from verl_focal.config.liveness import dead_key_problems, is_live
+from verl_focal.config.liveness import dead_key_problems
 from verl_focal.integration.startup.compose import legacy_blocks
+from verl_focal.integration.startup.reads import reads_here
 
 __all__ = ["check_unread", "reads_here", "unread_keys", "REFUSED_ZONES"]
 
@@ -122,22 +123,6 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
     if problems:
         raise ConfigError("; ".join(problems))
     return warnings
-
-
-def reads_here(path: str, tree: Any) -> bool:
-    """Whether the run configured by ``tree`` reads ``path``: a key of our sections when the estimator reads it
-    (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`; verl's estimators read none), verl's keys by the
-    liveness table.  The did-you-mean's predicate: a hint never names a key the same check calls unread."""
-    from verl_focal.config.schema import SECTIONS
-    from verl_focal.estimators import all_specs
-
-    parts = path.split(".")
-    if len(parts) >= 3 and parts[0] == "algorithm" and parts[1] in SECTIONS:
-        est = config_get(tree, "algorithm.adv_estimator")
-        name = str(getattr(est, "value", est)).removeprefix("verl_focal.")
-        spec = next((s for s in all_specs() if s.name == name), None)
-        return spec is not None and spec.reads(parts[1], parts[2])
-    return is_live(path, tree)
 
 
 def unread_keys(config: Any, overrides: list[str]) -> list[str]:

@@ -1,0 +1,32 @@
+"""Whether a run reads a key: the one predicate behind the unread-key check and the did-you-mean.
+
+Our sections (``algorithm.focal.*``, ...) are read when the run's estimator reads them
+(:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`); verl's keys by the liveness table
+(:mod:`verl_focal.config.liveness`).  Its own module so that :mod:`.compose` (the hint) and :mod:`.unread` (the
+check) share it without importing each other.  No verl import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verl_focal.config.key_names import config_get
+from verl_focal.config.liveness import is_live
+
+__all__ = ["reads_here"]
+
+
+def reads_here(path: str, tree: Any) -> bool:
+    """Whether the run configured by ``tree`` reads ``path``: a key of our sections when the estimator reads it
+    (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`; verl's estimators read none), verl's keys by the
+    liveness table.  The did-you-mean's predicate: a hint never names a key the same check calls unread."""
+    from verl_focal.config.schema import SECTIONS
+    from verl_focal.estimators import all_specs
+
+    parts = path.split(".")
+    if len(parts) >= 3 and parts[0] == "algorithm" and parts[1] in SECTIONS:
+        est = config_get(tree, "algorithm.adv_estimator")
+        name = str(getattr(est, "value", est)).removeprefix("verl_focal.")
+        spec = next((s for s in all_specs() if s.name == name), None)
+        return spec is not None and spec.reads(parts[1], parts[2])
+    return is_live(path, tree)
