@@ -45,34 +45,33 @@ def _response_log_prob(logits, ids):
 
 
 def test_grids_are_the_registered_ones_and_every_control_is_grpo_n8():
-    assert [f.name for f in CONTROL_FAMILIES] == ["lower lr", "entropy bonus", "KL to SFT", "focal shuffled"]
-    lr, ent, kl = CONTROL_FAMILIES[:3]
+    assert [f.name for f in CONTROL_FAMILIES] == ["lower lr", "KL to SFT", "focal shuffled"]
+    lr, kl = CONTROL_FAMILIES[:2]
     assert [a.actor["optim.lr"] for a in lr.arms] == [3.4e-4, MATCHED_LR, 1.25e-4, 5e-5]
     assert MATCHED_LR == 2.3e-4 and BASE_LR == 5e-4 and lr.ends_at_sft
-    assert [a.actor["entropy_coeff"] for a in ent.arms] == [0.001, 0.03, 0.1, 0.3]
     assert [dict(a.actor) for a in kl.arms] == [
         {"use_kl_loss": True, "kl_loss_coef": c, "kl_loss_type": "low_var_kl"} for c in (0.001, 0.1, 0.3, 1.0)]
     for fam in CONTROL_FAMILIES:
         assert fam.control and len(fam.labels) == len(fam.arms)
         assert all(a.estimator == "grpo" and a.n == 8 for a in fam.arms)
         # the papers' controls change the actor only; the focal weight's controls the weights only
-        assert all(not a.settings and not a.focal_weights for a in fam.arms) == (fam in (lr, ent, kl))
+        assert all(not a.settings and not a.focal_weights for a in fam.arms) == (fam in (lr, kl))
     knobs = {f.name: [dict(a.settings) for a in f.arms] for f in METHOD_FAMILIES}
     assert knobs["F-GRPO"] == [{"focal.gamma": g} for g in (0.5, 1.0, 2.0)]
-    assert knobs["Cue-GRPO"] == [{"cue.alpha": a} for a in (0.4, 0.8, 1.6)]
+    assert knobs["Cue-GRPO"] == [{"cue.alpha": a} for a in (0.8, 1.6)]
     assert knobs["Unlikely-GRPO"] == [{"unlikely.beta": b, "unlikely.likelihood": "sum"} for b in (0.25, 0.5, 1.0)]
-    assert knobs["Pass@k-GRPO"] == [{"passk.k": k} for k in (2, 4, 6)]
-    assert knobs["MaxRL"] == [{"maxrl.epsilon": e} for e in (1e-6, 0.125, 1.0)]
-    assert knobs["DS-GRPO"] == [{"ds_grpo.correct_coef": c, "ds_grpo.incorrect_coef": c} for c in (0.1, 0.2, 0.5)]
+    assert knobs["Pass@k-GRPO"] == [{"passk.k": k} for k in (2, 4)]
+    assert knobs["MaxRL"] == [{"maxrl.epsilon": e} for e in (1e-6, 0.125)]
+    assert knobs["DS-GRPO"] == [{"ds_grpo.correct_coef": c, "ds_grpo.incorrect_coef": c} for c in (0.2, 0.5)]
     assert knobs["F-GRPO renormalised"] == [{"focal.gamma": g} for g in (0.5, 1.0, 2.0)]
     assert not any(f.control or f.reference for f in METHOD_FAMILIES)
-    # the set: the reference first, then 15 controls and 22 method arms, every arm once, all at N = 8; then the
+    # the set: the reference first, then 11 controls and 18 method arms, every arm once, all at N = 8; then the
     # output mixture's 12 points, computed (not trained)
     names = [a.name for a in CONTROLS_SET]
     trained = [a.name for a in CONTROLS_SET if a.trained]
-    assert names[0] == REFERENCE_ARM and len(names) == len(set(names)) == 50 and len(trained) == 38
-    assert sum(len(f.arms) for f in CONTROL_FAMILIES) == 15 and sum(len(f.arms) for f in METHOD_FAMILIES) == 22
-    assert names[38:] == [f"output mixture λ={v:g}" for v in (0.975, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3,
+    assert names[0] == REFERENCE_ARM and len(names) == len(set(names)) == 42 and len(trained) == 30
+    assert sum(len(f.arms) for f in CONTROL_FAMILIES) == 11 and sum(len(f.arms) for f in METHOD_FAMILIES) == 18
+    assert names[30:] == [f"output mixture λ={v:g}" for v in (0.975, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3,
                                                                0.2, 0.1)]
     assert all(a.n == 8 for a in CONTROLS_SET)
     # the default settings are the default arms themselves (same name, same settings)
@@ -89,7 +88,8 @@ def test_an_arm_with_an_actor_key_the_demo_does_not_run_is_refused():
     assert ACTOR_KEYS == ("optim.lr", "entropy_coeff", "use_kl_loss", "kl_loss_coef", "kl_loss_type")
     # the default arms' results.json entry keeps its shape; a control's names its actor settings
     assert "actor" not in DEFAULT_ARMS[0].as_json()
-    assert CONTROL_FAMILIES[1].arms[0].as_json()["actor"] == {"entropy_coeff": 0.001}
+    assert CONTROL_FAMILIES[1].arms[0].as_json()["actor"] == {"use_kl_loss": True, "kl_loss_coef": 0.001,
+                                                              "kl_loss_type": "low_var_kl"}
 
 
 def test_ppo_loss_with_both_terms_off_is_the_vanilla_policy_loss_bit_for_bit():

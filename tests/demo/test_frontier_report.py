@@ -50,10 +50,10 @@ def test_controls_section_and_figure_on_a_synthetic_run(tmp_path):
     res = _synthetic_results(range(6))
     fr = frontier_results(json.loads(json.dumps(res)), n_boot=500)  # as read back from results.json
     assert fr["seeds"] == list(range(6)) and [f["name"] for f in fr["families"]][:3] == [
-        "lower lr", "entropy bonus", "KL to SFT"]
-    # 22 methods x 4 control families, the mixture's 12 points x 4 control families, 22 methods x the mixture; a
+        "lower lr", "KL to SFT", "focal shuffled"]
+    # 18 methods x 3 control families, the mixture's 12 points x 3 control families, 18 methods x the mixture; a
     # method above every control frontier is better against each, and above the mixture (y = -0.6 x) too
-    assert len(fr["claims"]) == 88 + 48 + 22
+    assert len(fr["claims"]) == 54 + 36 + 18
     assert fr["references"] == [a.name for a in MIXTURE_FAMILY.arms]
     assert [f["name"] for f in fr["families"] if f.get("reference")] == ["output mixture"]
     by = {(c["method"], c["family"]): c for c in fr["claims"]}
@@ -72,7 +72,7 @@ def test_controls_section_and_figure_on_a_synthetic_run(tmp_path):
     md = "\n".join(controls_markdown(res))
     assert "## Equal pass@1: the methods against the controls' frontiers (6 seeds)" in md
     row = next(line for line in md.splitlines() if line.startswith("| F-GRPO N=8 γ=1 | -0.0"))
-    assert row.count("**better**") == 5  # above the four control families and the mixture
+    assert row.count("**better**") == 4  # above the three control families and the mixture
     assert "Mean |Â| per update" in md and "GRPO N=8 0.400" in md
     assert "| vs focal shuffled | vs output mixture (reference) |" in md
     assert "| output mixture (reference) | λ = 0.8 | output mixture λ=0.8 |" in md
@@ -84,8 +84,8 @@ def test_controls_section_and_figure_on_a_synthetic_run(tmp_path):
     frontier_plot(res, path)
     assert os.path.getsize(path) > 10_000
     rep = frontier_replication_markdown(res, res)
-    assert rep[0] == ("| method (or reference point) | vs lower lr | vs entropy bonus | vs KL to SFT | "
-                      "vs focal shuffled | vs output mixture (reference) |") and len(rep) == 2 + 22 + 12
+    assert rep[0] == ("| method (or reference point) | vs lower lr | vs KL to SFT | "
+                      "vs focal shuffled | vs output mixture (reference) |") and len(rep) == 2 + 18 + 12
     assert "holds" not in rep[2] and "**better**" in rep[2]
 
 
