@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import recipe_dry_run
+
 ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "recipes"
 DS = RECIPES / "deepscaler"
@@ -43,35 +45,9 @@ def overrides_of(script: str, *args: str, **env: str) -> list[str]:
 
 
 def dry_run(script: str, tmp_path: Path, capsys, monkeypatch, **env: str) -> tuple[int, str, str]:
-    """``bash <script> --dry-run`` with ``env``, its last step in this process: (exit code, stdout, stderr).
-
-    The script runs as a user runs it (its checks of the variables and the data, its own ``python -c`` helpers)
-    up to its ``exec $PYTHON -m verl_focal.main_ppo --dry-run ...``; that argv is recorded and run through
-    ``verl_focal.main_ppo.main`` here, in the script's environment.  A fresh interpreter would spend 10-15 s
-    importing verl for each; test_dry_run_end_to_end and the README's dry run exec it for real."""
-    from verl_focal.main_ppo import main as main_ppo
-
-    argv_file = tmp_path / f"{script}.argv"
-    stub = tmp_path / "python"  # the recipe helper's PYTHON: records the launch line, runs everything else
-    stub.write_text(f'#!/usr/bin/env bash\nif [ "$1 $2" = "-m verl_focal.main_ppo" ]; then\n'
-                    f'  shift 2; printf "%s\\n" "$@" > "{argv_file}"; exit 0\nfi\nexec "{sys.executable}" "$@"\n')
-    stub.chmod(0o755)
-    run_env = _env(**env)
-    r = subprocess.run(["bash", str(DS / script), "--dry-run"], env={**run_env, "PYTHON": str(stub)},
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        return r.returncode, r.stdout, r.stderr
-    argv = argv_file.read_text().splitlines()
-    assert argv[0] == "--dry-run", argv
-    for k in set(os.environ) - set(run_env):
-        monkeypatch.delenv(k)
-    for k, v in run_env.items():
-        monkeypatch.setenv(k, v)
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as info:
-        main_ppo(argv)
-    out, err = capsys.readouterr()
-    return info.value.code, r.stdout + out, r.stderr + err
+    """``bash <script> --dry-run`` in :func:`_env` with ``env``, its last step in this process
+    (:func:`recipe_dry_run.dry_run`): (exit code, stdout, stderr)."""
+    return recipe_dry_run.dry_run(DS / script, _env(**env), tmp_path, capsys, monkeypatch)
 
 
 DEFAULTS_OVERRIDE = "+recipe=deepscaler"  # the only override that changes Hydra's defaults list
