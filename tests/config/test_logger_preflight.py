@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -71,8 +70,10 @@ def test_check_logger_refuses_wandb_without_a_key_in_one_line(monkeypatch, tmp_p
     check_logger(cfg)
 
 
-def test_recipe_dry_run_without_a_key_exits_2(tmp_path):
-    """The recipe's dry run on the example data, on a machine with no key: one line, exit 2; the fixes pass."""
+def test_recipe_dry_run_without_a_key_exits_2(tmp_path, capsys, monkeypatch):
+    """The recipe's dry run on the example data, on a machine with no key: one line, exit 2; the fixes pass (its
+    last step in this process: tests/recipe_dry_run.py)."""
+    from recipe_dry_run import dry_run
     from verl_focal.cli import main
 
     data = tmp_path / "ex"
@@ -83,16 +84,15 @@ def test_recipe_dry_run_without_a_key_exits_2(tmp_path):
     env.update(HOME=str(home), PYTHON=sys.executable, PYTHONPATH=str(ROOT), DATA_DIR=str(data))
     for k in ("MODEL", "NNODES", "ENGINE", "SEED", "EXP_NAME"):
         env.pop(k, None)
-    script = str(ROOT / "recipes" / "deepscaler" / "f_grpo.sh")
-    r = subprocess.run(["bash", script, "--dry-run"], env=env, capture_output=True, text=True, timeout=300,
-                       cwd=tmp_path)
-    assert r.returncode == 2, r.stderr[-2000:]
-    errors = [ln for ln in r.stderr.splitlines() if "error" in ln]
-    assert len(errors) == 1 and "includes wandb but no W&B key is configured" in errors[0], r.stderr
-    assert r.stdout == ""
-    r = subprocess.run(["bash", script, "--dry-run", "trainer.logger=[console]"], env=env, capture_output=True,
-                       text=True, timeout=300, cwd=tmp_path)
-    assert r.returncode == 0, r.stderr[-2000:]
+    script = ROOT / "recipes" / "deepscaler" / "f_grpo.sh"
+    code, out, err = dry_run(script, env, tmp_path, capsys, monkeypatch, cwd=tmp_path)
+    assert code == 2, err[-2000:]
+    errors = [ln for ln in err.splitlines() if "error" in ln]
+    assert len(errors) == 1 and "includes wandb but no W&B key is configured" in errors[0], err
+    assert out == ""
+    code, out, err = dry_run(script, env, tmp_path, capsys, monkeypatch, args=("trainer.logger=[console]",),
+                             cwd=tmp_path)
+    assert code == 0, err[-2000:]
 
 
 def test_readme_gpu_launch_line_sets_the_logger():

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import recipe_dry_run
+
 ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "recipes"
 DS = RECIPES / "deepscaler"
@@ -40,6 +42,12 @@ def overrides_of(script: str, *args: str, **env: str) -> list[str]:
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return out.stdout.splitlines()
+
+
+def dry_run(script: str, tmp_path: Path, capsys, monkeypatch, **env: str) -> tuple[int, str, str]:
+    """``bash <script> --dry-run`` in :func:`_env` with ``env``, its last step in this process
+    (:func:`recipe_dry_run.dry_run`): (exit code, stdout, stderr)."""
+    return recipe_dry_run.dry_run(DS / script, _env(**env), tmp_path, capsys, monkeypatch)
 
 
 DEFAULTS_OVERRIDE = "+recipe=deepscaler"  # the only override that changes Hydra's defaults list
@@ -597,12 +605,11 @@ def data_dir(tmp_path_factory):
     return d
 
 
-def test_dry_run_refuses_missing_data_in_one_line(tmp_path):
-    r = subprocess.run(["bash", str(DS / "f_grpo.sh"), "--dry-run"], env=_env(DATA_DIR=str(tmp_path)),
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert f"data.train_files={tmp_path}/deepscaler/qwen2.5-7b.parquet (no such file)" in r.stderr
-    assert "verl-focal prep-data" in r.stderr and r.stdout == ""
+def test_dry_run_refuses_missing_data_in_one_line(tmp_path, capsys, monkeypatch):
+    code, out, err = dry_run("f_grpo.sh", tmp_path, capsys, monkeypatch, DATA_DIR=str(tmp_path))
+    assert code == 2 and "Traceback" not in err
+    assert f"data.train_files={tmp_path}/deepscaler/qwen2.5-7b.parquet (no such file)" in err
+    assert "verl-focal prep-data" in err and out == ""
 
 
 def test_dry_run_end_to_end(data_dir):
@@ -635,14 +642,14 @@ def test_passk_recipe_with_k_above_n_is_refused_at_start_up():
                                              ("maxrl.sh", "maxrl", {"epsilon": 1e-6}),
                                              ("ds_grpo.sh", "ds_grpo", {"correct_coef": 0.05, "incorrect_coef": 0.05,
                                                                         "std": "population"})])
-def test_family_dry_run_end_to_end(script, key, want, data_dir):
-    """The real --dry-run of the Pass@k, unlikeliness, MaxRL and DS-GRPO recipes (start-up checks included)."""
+def test_family_dry_run_end_to_end(script, key, want, data_dir, tmp_path, capsys, monkeypatch):
+    """The --dry-run of the Pass@k, unlikeliness, MaxRL and DS-GRPO recipes (start-up checks included; the last
+    step in this process, see :func:`dry_run`)."""
     import yaml
 
-    r = subprocess.run(["bash", str(DS / script), "--dry-run"], env=_env(DATA_DIR=str(data_dir)),
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    body = "\n".join(line for line in r.stdout.splitlines() if not line.startswith("[validate_config]"))
+    code, out, err = dry_run(script, tmp_path, capsys, monkeypatch, DATA_DIR=str(data_dir))
+    assert code == 0, err
+    body = "\n".join(line for line in out.splitlines() if not line.startswith("[validate_config]"))
     doc = yaml.safe_load(body)
     assert doc["algorithm"]["adv_estimator"] == script[:-3]
     assert doc["algorithm"][key] == want
@@ -694,9 +701,10 @@ def test_dry_run_on_the_example_data_end_to_end_offline(example_dir):
     assert "path: Qwen/Qwen2.5-Math-7B" in r.stdout
 
 
-def test_the_readmes_recipe_dry_run_works_as_written_and_refuses_n1_and_a_huge_gamma(tmp_path):
+def test_the_readmes_recipe_dry_run_works_as_written_and_refuses_n1_and_a_huge_gamma(tmp_path, capsys, monkeypatch):
     """Issue 39: the README's dry-run lines (prep-data example, then DATA_DIR=... --dry-run) run as written; on
-    those files `N=1 grpo.sh` and `GAMMA=1000000 f_grpo.sh` are refused with the number that shows it."""
+    those files `N=1 grpo.sh` and `GAMMA=1000000 f_grpo.sh` are refused with the number that shows it (their last
+    step in this process, :func:`dry_run`)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     lines = [ln.split("#", 1)[0].strip() for ln in readme.splitlines()
              if "/tmp/verl_focal_example" in ln and not ln.startswith("#")]
@@ -713,9 +721,8 @@ def test_the_readmes_recipe_dry_run_works_as_written_and_refuses_n1_and_a_huge_g
     assert "Disabled critic" not in r.stderr
     for script, var, needle in (("grpo.sh", {"N": "1"}, "grpo compares each response with the others"),
                                 ("f_grpo.sh", {"GAMMA": "1000000"}, "= 0, so every advantage is at most 0")):
-        r = subprocess.run(["bash", str(DS / script), "--dry-run"], env=_env(DATA_DIR=str(tmp_path / "ex"), **var),
-                           capture_output=True, text=True, timeout=300)
-        assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+        code, _, err = dry_run(script, tmp_path, capsys, monkeypatch, DATA_DIR=str(tmp_path / "ex"), **var)
+        assert code == 2 and needle in err and "Traceback" not in err, err[-2000:]
 
 
 #: the seeds verl 0.9.1 reads in a GRPO run: prompt order (RandomSampler), vLLM's sampling seed (replica rank + seed;
@@ -745,17 +752,16 @@ def test_every_recipe_takes_a_training_seed_and_prints_it(script):
     assert all(f"{k}=42" in default for k in SEED_KEYS) and not any(o.endswith("_s42") for o in default)
 
 
-def test_two_seeds_differ_only_in_the_seed_keys_in_the_dry_run(data_dir):
-    """The real --dry-run of two seeds: the resolved configs differ in the three seed keys and in the run's name and
-    checkpoint folder (one folder per seed), nothing else."""
+def test_two_seeds_differ_only_in_the_seed_keys_in_the_dry_run(data_dir, tmp_path, capsys, monkeypatch):
+    """The --dry-run of two seeds (the last step in this process, :func:`dry_run`): the resolved configs differ in
+    the three seed keys and in the run's name and checkpoint folder (one folder per seed), nothing else."""
     import yaml
 
     docs = []
     for seed in ("3", "4"):
-        r = subprocess.run(["bash", str(DS / "grpo.sh"), "--dry-run"], env=_env(DATA_DIR=str(data_dir), SEED=seed),
-                           capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, r.stderr
-        body = "\n".join(line for line in r.stdout.splitlines() if not line.startswith("[validate_config]"))
+        code, out, err = dry_run("grpo.sh", tmp_path, capsys, monkeypatch, DATA_DIR=str(data_dir), SEED=seed)
+        assert code == 0, err
+        body = "\n".join(line for line in out.splitlines() if not line.startswith("[validate_config]"))
         docs.append(_flat(yaml.safe_load(body)))
     diff = sorted(k for k in docs[0].keys() | docs[1].keys() if docs[0].get(k) != docs[1].get(k))
     assert diff == sorted(SEED_KEYS + SEED_NAMES + (TRACE_NAME,)), diff

@@ -169,23 +169,27 @@ def _holds_literal(name: str, key: str) -> bool:
     module, _, path = name.partition(":")
     try:
         obj = functools.reduce(getattr, path.split("."), importlib.import_module(module))
-        source = inspect.getsource(inspect.unwrap(obj))  # verl's function, not our wrapper of it
+        source = _source(inspect.unwrap(obj))  # verl's function, not our wrapper of it
     except Exception:  # noqa: BLE001 - no source: the key cannot be found
         return False
-    return f'"{key}"' in source or f"'{key}'" in source
+    return source is not None and (f'"{key}"' in source or f"'{key}'" in source)
+
+
+@functools.cache
+def _source(obj: object) -> str | None:
+    """``inspect.getsource(obj)``, None without source; once per object and process (for a class it parses the
+    whole module, and every process that imports verl checks the same classes for several features)."""
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):  # a builtin or an object without source
+        return None
 
 
 def _instance_attribute(cls: type, attr: str) -> bool:
     if attr in getattr(cls, "__dataclass_fields__", {}):
         return True
     pattern = re.compile(rf"\bself\.{re.escape(attr)}\s*(:[^=\n]*)?=(?!=)")
-    for klass in inspect.getmro(cls):
-        try:
-            if pattern.search(inspect.getsource(klass)):
-                return True
-        except (OSError, TypeError):  # a builtin or a class without source
-            continue
-    return False
+    return any((source := _source(klass)) is not None and pattern.search(source) for klass in inspect.getmro(cls))
 
 
 def missing(feature: str) -> list[str]:
