@@ -13,7 +13,17 @@ from typing import Any
 from verl_focal.config.key_names import config_get
 from verl_focal.config.liveness import is_live
 
-__all__ = ["reads_here"]
+__all__ = ["reads_here", "run_estimator"]
+
+
+def run_estimator(tree: Any) -> tuple[Any, Any]:
+    """The run's ``algorithm.adv_estimator`` as set, and our :class:`~verl_focal.estimators.spec.EstimatorSpec` of
+    that name (``verl_focal.``-prefixed or not), None for verl's estimators."""
+    from verl_focal.estimators import all_specs
+
+    est = config_get(tree, "algorithm.adv_estimator")
+    name = str(getattr(est, "value", est)).removeprefix("verl_focal.")
+    return est, next((s for s in all_specs() if s.name == name), None)
 
 
 def reads_here(path: str, tree: Any) -> bool:
@@ -21,12 +31,9 @@ def reads_here(path: str, tree: Any) -> bool:
     (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`; verl's estimators read none), verl's keys by the
     liveness table.  The did-you-mean's predicate: a hint never names a key the same check calls unread."""
     from verl_focal.config.schema import SECTIONS
-    from verl_focal.estimators import all_specs
 
     parts = path.split(".")
     if len(parts) >= 3 and parts[0] == "algorithm" and parts[1] in SECTIONS:
-        est = config_get(tree, "algorithm.adv_estimator")
-        name = str(getattr(est, "value", est)).removeprefix("verl_focal.")
-        spec = next((s for s in all_specs() if s.name == name), None)
+        spec = run_estimator(tree)[1]
         return spec is not None and spec.reads(parts[1], parts[2])
     return is_live(path, tree)

@@ -31,7 +31,7 @@ from verl_focal.config.key_names import get as _get
 from verl_focal.config.key_names import plain as _plain
 from verl_focal.config.liveness import dead_key_problems
 from verl_focal.integration.startup.compose import legacy_blocks
-from verl_focal.integration.startup.reads import reads_here
+from verl_focal.integration.startup.reads import reads_here, run_estimator
 
 __all__ = ["check_unread", "reads_here", "unread_keys", "REFUSED_ZONES"]
 
@@ -132,9 +132,7 @@ def unread_keys(config: Any, overrides: list[str]) -> list[str]:
     from verl_focal.config.schema import SECTIONS
     from verl_focal.estimators import all_specs
 
-    est = config_get(config, "algorithm.adv_estimator")
-    name = str(getattr(est, "value", est)).removeprefix("verl_focal.")
-    spec = next((s for s in all_specs() if s.name == name), None)
+    est, spec = run_estimator(config)
     out = []
     for o in dict.fromkeys(o.split("=", 1)[0].lstrip("+~") for o in overrides if not o.startswith("~")):
         parts = o.split(".")
