@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 #: what the research wing's commands (those whose module is under verl_focal.lab) need beyond the base install: the
 #: ``[lab]`` extra of pyproject.toml, as import name -> distribution (tests/cli/test_lab_extra.py holds them equal)
-LAB_EXTRA: dict[str, str] = {"matplotlib": "matplotlib", "PIL": "pillow", "sklearn": "scikit-learn"}
+LAB_EXTRA: dict[str, str] = {"matplotlib": "matplotlib", "PIL": "pillow"}
 
 
 def missing_lab_extra() -> list[str]:

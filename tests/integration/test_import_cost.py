@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+from verl_focal.cli import LAB_EXTRA
 from verl_focal.estimators import all_specs
 
 #: modules ``import verl`` may load on top of verl's own because of the plugin.  Measured: +8 (verl_focal,
@@ -95,8 +96,8 @@ if PLUGIN:
 print(json.dumps(sorted(sys.modules)))
 """
 
-#: the lab's own packages (its [lab] extra); verl itself loads scikit-learn and pillow, never matplotlib
-LAB_PACKAGES = ("matplotlib", "sklearn", "PIL")
+#: the lab's own packages (its [lab] extra); verl itself loads pillow, never matplotlib
+LAB_PACKAGES = tuple(LAB_EXTRA)
 
 
 def test_a_trainer_process_loads_nothing_of_the_lab():

@@ -22,6 +22,35 @@ def ari(a: list[int], b: list[int]) -> float:
     return 1.0 if top == expected else (pairs - expected) / (top - expected)
 
 
+@pytest.mark.parametrize("a,b,want", [
+    ([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2], 8 / 33),  # index 2, R 6, K 3, E 18/15: (2 - 1.2) / (4.5 - 1.2)
+    ([0, 0, 1, 1], [0, 1, 0, 1], -0.5),  # index 0, R = K = 2, E 4/6: below chance
+    ([0, 0, 1, 1], ["x", "x", "y", "y"], 1.0),  # the same partition under other names
+    ([0, 0, 0], [5, 5, 5], 1.0),  # one cluster each: 0/0, the same partition
+    ([0, 1, 2], [2, 0, 1], 1.0),  # all singletons each
+    ([0, 0, 1, 1], [0, 1, 2, 3], 0.0),  # a partition against all singletons
+])
+def test_adjusted_rand_index_by_hand(a, b, want):
+    from verl_focal.lab.agreement import adjusted_rand_index
+
+    assert adjusted_rand_index(a, b) == pytest.approx(want, abs=1e-12)
+    assert adjusted_rand_index(b, a) == pytest.approx(want, abs=1e-12)  # symmetric
+
+
+def test_adjusted_rand_index_is_the_contingency_formula_on_random_labelings():
+    import random
+
+    from verl_focal.lab.agreement import adjusted_rand_index
+
+    rng = random.Random(0)
+    for _ in range(200):
+        n = rng.randint(2, 12)
+        a, b = [rng.randint(0, 3) for _ in range(n)], [rng.randint(0, 4) for _ in range(n)]
+        assert adjusted_rand_index(a, b) == pytest.approx(ari(a, b), abs=1e-12), (a, b)
+    with pytest.raises(ValueError, match="same n >= 2"):
+        adjusted_rand_index([0, 1], [0])
+
+
 def write(tmp_path, groups) -> str:
     path = tmp_path / "groups.jsonl"
     path.write_text("\n".join(json.dumps(g) for g in groups) + "\n")

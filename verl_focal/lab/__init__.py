@@ -9,7 +9,7 @@
 * ``frontier_report`` -- the frontier figure's drawing and palettes, shared by the demo's report and ``eval frontier``
 * ``agreement`` -- ``verl-focal agreement``: judge against strategy-cue partitions (adjusted Rand index)
 
-Its own dependencies are the ``[lab]`` extra (``pip install 'verl-focal[lab]'``: matplotlib, pillow, scikit-learn).
+Its own dependencies are the ``[lab]`` extra (``pip install 'verl-focal[lab]'``: matplotlib, pillow).
 Nothing outside this folder imports it (tests/architecture/test_import_layers.py): a trainer process loads none of
 it.  The unbiased pass@k estimator it reports is :mod:`verl_focal.core.pass_at_k`, which validation shares.
 """

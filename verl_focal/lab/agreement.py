@@ -2,8 +2,8 @@
 
 For every group of correct solutions in a JSONL file, partition it with the
 judge and with a second partitioner (``strategy_cue`` by default) and report
-the adjusted Rand index (Hubert & Arabie 1985; ``sklearn.metrics.adjusted_rand_score``)
-between the two labelings:
+the adjusted Rand index (Hubert & Arabie 1985; :func:`adjusted_rand_index`) between the two
+labelings:
 
     ARI = (RI − E[RI]) / (max RI − E[RI])
 
@@ -24,7 +24,36 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_arguments", "run", "load_groups", "agreement"]
+__all__ = ["add_arguments", "run", "load_groups", "agreement", "adjusted_rand_index"]
+
+
+def adjusted_rand_index(a: list, b: list) -> float:
+    """The adjusted Rand index of two labelings ``a`` and ``b`` of the same n >= 2 items (Hubert & Arabie 1985).
+
+    With n_ij the contingency table of the two labelings, r_i and c_j its row and column sums and C(x, 2) the pairs
+    among x items::
+
+        index = Σ_ij C(n_ij, 2),   R = Σ_i C(r_i, 2),   K = Σ_j C(c_j, 2),   E = R K / C(n, 2)
+        ARI   = (index − E) / ((R + K) / 2 − E)
+
+    1 for the same partition (whatever the label names), about 0 for independent ones, negative below chance. When
+    the denominator is 0 both labelings are one cluster, or both all singletons (the only solutions of
+    (R + K) / 2 = R K / C(n, 2)): the same partition, 1.  Shapes: two length-n sequences of hashable labels.
+
+    Written with scipy rather than taken from scikit-learn: with scikit-learn installed, transformers imports it in
+    every process that imports verl (about 1.7 s of CPU each; docs/bench.md), and this is all the lab needed of it.
+    """
+    from scipy.special import comb
+    from scipy.stats.contingency import crosstab
+
+    if len(a) != len(b) or len(a) < 2:
+        raise ValueError(f"adjusted_rand_index needs two labelings of the same n >= 2 items, got {len(a)} and {len(b)}")
+    table = crosstab(list(a), list(b)).count
+    index = float(comb(table, 2).sum())
+    rows, cols = float(comb(table.sum(axis=1), 2).sum()), float(comb(table.sum(axis=0), 2).sum())
+    expected = rows * cols / float(comb(len(a), 2))
+    top = (rows + cols) / 2
+    return 1.0 if top == expected else (index - expected) / (top - expected)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,8 +119,6 @@ def agreement(judge, other, groups: list[tuple[str | None, list[str]]]) -> dict[
     Returns ``{"rows": [...], "summary": {...}}``; groups of fewer than 2 solutions are skipped
     (every partition of them is the same).
     """
-    from sklearn.metrics import adjusted_rand_score
-
     handle = judge.submit_groups(groups)  # the judge works while the other partitioner runs
     other_labels = other.partition_groups(groups)
     handle.result()
@@ -105,7 +132,7 @@ def agreement(judge, other, groups: list[tuple[str | None, list[str]]]) -> dict[
             row["skipped"] = f"judge failed: {out.reason}"
             reasons[out.reason] = reasons.get(out.reason, 0) + 1
         else:
-            ari = float(adjusted_rand_score(out.labels, lab))
+            ari = adjusted_rand_index(list(out.labels), list(lab))
             row.update(judge=list(out.labels), names=out.names, ari=ari)
             aris.append(ari)
             m_judge.append(len(set(out.labels)))
