@@ -1,7 +1,8 @@
 """The old import paths (the lab wing, ``step/``, ``integration/{hooks,startup}/``) still work for one release: the
 same module objects as the new ones, with a DeprecationWarning naming the new path (verl_focal/_moved.py); a split
-module's old name finds each of its names where it lives now.  Each case runs in a fresh interpreter, so the old name
-is imported for the first time there (the test process may have imported the new modules long before)."""
+module's old name finds each of its names where it lives now.  The cases run in a fresh interpreter, one after the
+other, so each old name is imported for the first time there (the test process may have imported the new modules long
+before); the new modules of the cases before it are loaded by then, as in a program that imports both."""
 
 from __future__ import annotations
 
@@ -16,16 +17,18 @@ from verl_focal._moved import MOVED, SPLIT, new_name
 _CHECK = """
 import importlib, json, sys, warnings
 
-old, new = OLD, NEW
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    exec(f"import {old}")  # an import statement, as users write it
-mod = sys.modules[old]
-moved = [str(w.message) for w in caught
-         if issubclass(w.category, DeprecationWarning) and " has moved to " in str(w.message)]
-real = importlib.import_module(new)
-print(json.dumps({"same": mod is real and sys.modules[old] is real, "name": mod.__name__, "spec": mod.__spec__.name,
-                  "warned": moved, "where": [w.filename for w in caught if " has moved to " in str(w.message)]}))
+results = {}
+for old, new in CASES:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(f"import {old}")  # an import statement, as users write it
+    mod = sys.modules[old]
+    moved = [str(w.message) for w in caught
+             if issubclass(w.category, DeprecationWarning) and " has moved to " in str(w.message)]
+    real = importlib.import_module(new)
+    results[old] = {"same": mod is real and sys.modules[old] is real, "name": mod.__name__, "spec": mod.__spec__.name,
+                    "warned": moved, "where": [w.filename for w in caught if " has moved to " in str(w.message)]}
+print(json.dumps(results))
 """
 
 CASES = [
@@ -83,9 +86,15 @@ def test_every_moved_name_has_a_case_and_maps_where_the_table_says():
     assert new_name("verl_focal.lab.demo") is None and new_name("verl_focal.estimators") is None
 
 
+@pytest.fixture(scope="module")
+def moved_results() -> dict:
+    """Every case of CASES in one fresh interpreter (one verl_focal import instead of one per case)."""
+    return _fresh(_CHECK.replace("CASES:", f"{CASES!r}:"))
+
+
 @pytest.mark.parametrize("old,new", CASES, ids=[o for o, _ in CASES])
-def test_an_old_path_is_the_new_module_with_a_deprecation_warning(old, new):
-    out = _fresh(_CHECK.replace("OLD, NEW", repr((old, new))))
+def test_an_old_path_is_the_new_module_with_a_deprecation_warning(moved_results, old, new):
+    out = moved_results[old]
     assert out["same"] and out["name"] == new and out["spec"] == new, out  # one module object, its own spec kept
     assert f"{old} has moved to {new}; import it from there (the old path goes in the next release)" in out["warned"]
     assert set(out["where"]) == {"<string>"}, out  # the warning points at the importing line, not at importlib
@@ -110,22 +119,31 @@ def test_the_old_names_people_import_by_still_resolve():
 _SPLIT_CHECK = """
 import importlib, json, warnings
 
-old, names = OLD, NAMES
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    exec(f"from {old} import {', '.join(names)}")
-out = {}
-for name, home in names.items():
-    module, _, attr = home.partition(":")
-    out[name] = locals()[name] is getattr(importlib.import_module(module), attr or name)
-print(json.dumps({"same": out, "warned": [str(w.message) for w in caught if " has moved to " in str(w.message)]}))
+results = {}
+for old, names in SPLIT_CASES.items():
+    found = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(f"from {old} import {', '.join(names)}", {}, found)
+    out = {}
+    for name, home in names.items():
+        module, _, attr = home.partition(":")
+        out[name] = found[name] is getattr(importlib.import_module(module), attr or name)
+    results[old] = {"same": out, "warned": [str(w.message) for w in caught if " has moved to " in str(w.message)]}
+print(json.dumps(results))
 """
 
 
+@pytest.fixture(scope="module")
+def split_results() -> dict:
+    """Every split module's case in one fresh interpreter, in the order of SPLIT_CASES."""
+    return _fresh(_SPLIT_CHECK.replace("SPLIT_CASES.items()", f"{SPLIT_CASES!r}.items()"))
+
+
 @pytest.mark.parametrize("old", sorted(SPLIT_CASES))
-def test_a_split_modules_old_path_finds_each_name_where_it_lives_now(old):
+def test_a_split_modules_old_path_finds_each_name_where_it_lives_now(split_results, old):
     names = SPLIT_CASES[old]
-    out = _fresh(_SPLIT_CHECK.replace("OLD, NAMES", repr((old, names))))
+    out = split_results[old]
     assert all(out["same"].values()), out
     homes = " and ".join((new_name(old), *SPLIT[old]))
     assert out["warned"] == [f"{old} has moved to {homes}; import it from there (the old path goes in the next "
