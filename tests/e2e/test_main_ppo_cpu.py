@@ -22,8 +22,8 @@ server's weight-update records:
   γ = 50 every focal weight is (1 − p̂)^50 ≤ 0.75^50, so all advantages collapse.
 
 Each run takes about a minute on 2 idle cores (mostly process start-up: every Ray actor
-imports verl).  All are marked ``e2e`` (deselect with ``-m "not e2e"``); the stock-entry-point
-run is also marked ``slow``.  ``f_grpo`` with DAPO's ``filter_groups`` and CISPO runs through
+imports verl).  All are marked ``e2e``: ``make test-e2e`` runs them, ``make test`` deselects them; the
+stock-entry-point run is also marked ``slow``.  ``f_grpo`` with DAPO's ``filter_groups`` and CISPO runs through
 verl's vLLM rollout instead (test_vllm_cpu.py, ``make test-vllm``): the same checks, with the
 real engine.
 """
