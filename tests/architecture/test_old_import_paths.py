@@ -144,7 +144,7 @@ def split_results() -> dict:
 def test_a_split_modules_old_path_finds_each_name_where_it_lives_now(split_results, old):
     names = SPLIT_CASES[old]
     out = split_results[old]
-    assert all(out["same"].values()), out
+    assert set(out["same"]) == set(names) and all(out["same"].values()), out
     homes = " and ".join((new_name(old), *SPLIT[old]))
     assert out["warned"] == [f"{old} has moved to {homes}; import it from there (the old path goes in the next "
                              "release)"], out
