@@ -41,7 +41,7 @@ def adjusted_rand_index(a: list, b: list) -> float:
     (R + K) / 2 = R K / C(n, 2)): the same partition, 1.  Shapes: two length-n sequences of hashable labels.
 
     Written with scipy rather than taken from scikit-learn: with scikit-learn installed, transformers imports it in
-    every process that imports verl (about 1.7 s of CPU each; docs/bench.md), and this is all the lab needed of it.
+    every process that imports verl (about 1.7 s of CPU each), and this is all the lab needed of it.
     """
     from scipy.special import comb
     from scipy.stats.contingency import crosstab
@@ -132,7 +132,7 @@ def agreement(judge, other, groups: list[tuple[str | None, list[str]]]) -> dict[
             row["skipped"] = f"judge failed: {out.reason}"
             reasons[out.reason] = reasons.get(out.reason, 0) + 1
         else:
-            ari = adjusted_rand_index(list(out.labels), list(lab))
+            ari = adjusted_rand_index(out.labels, lab)
             row.update(judge=list(out.labels), names=out.names, ari=ari)
             aris.append(ari)
             m_judge.append(len(set(out.labels)))
