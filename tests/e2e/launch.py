@@ -113,6 +113,11 @@ def separated_overrides(trainer: str, steps: int = 2, batch: int = 4) -> list[st
     return out
 
 
+#: vLLM's KV cache in the CPU runs: 64 MiB (the tiny model needs 1 KiB a token), allocated and zeroed at the engine's
+#: start.  vLLM's CPU build takes 4 GiB by default and its VLLM_CPU_KVCACHE_SPACE whole GiB only.
+VLLM_KV_CACHE_BYTES = 64 << 20
+
+
 def vllm_overrides() -> list[str]:
     """What a run through verl's own vLLM rollout (``vLLMHttpServer``, vLLM's CPU build) adds to
     :func:`base_overrides` (which already sets ``enforce_eager=true``, verl's CUDA-graph switch, and
@@ -125,13 +130,17 @@ def vllm_overrides() -> list[str]:
     - fp32 on both sides: the engine's ``dtype`` (verl's rollout default is bfloat16) and the actor's
       compute dtype (FSDP's ``mixed_precision.param_dtype``, bf16 by default; its weights are fp32
       already), so the rollout log-probs equal the actor's recomputed ones up to fp32 noise, where
-      bf16 on either side leaves differences of about 1e-2 in a token's log-prob.
+      bf16 on either side leaves differences of about 1e-2 in a token's log-prob;
+    - a KV cache of :data:`VLLM_KV_CACHE_BYTES`, through verl's ``engine_kwargs.vllm`` (vLLM's own
+      ``kv_cache_memory_bytes``): the engine zeroes it at start, and a 1 GiB cache cost each run's vLLM worker
+      about 250,000 page faults more (docs/e2e.md, "Cost").
     """
     return [
         "actor_rollout_ref.rollout.name=vllm",
         "+actor_rollout_ref.rollout.enable_sleep_mode=false",
         "actor_rollout_ref.rollout.load_format=dummy",
         "actor_rollout_ref.rollout.dtype=float32",
+        f"+actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes={VLLM_KV_CACHE_BYTES}",
         "+actor_rollout_ref.actor.fsdp_config.mixed_precision={param_dtype:fp32,reduce_dtype:fp32,buffer_dtype:fp32}",
     ]
 
@@ -191,9 +200,8 @@ def backend_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("RAY_DEDUP_LOGS", "0")
     env.setdefault("HYDRA_FULL_ERROR", "1")
-    # read by vLLM's CPU build only (actor_rollout_ref.rollout.name=vllm): a 1 GiB KV cache (its default is
-    # 4 GiB), and no pinning of its OpenMP threads to cores that other processes share
-    env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    # read by vLLM's CPU build only (actor_rollout_ref.rollout.name=vllm): no pinning of its OpenMP threads to
+    # cores that other processes share (its KV cache size: vllm_overrides)
     env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
     return env
 

@@ -48,7 +48,13 @@ from e2e_checks import (  # noqa: E402
     assert_unlikely,
     run_and_read,
 )
-from launch import base_overrides, recipe_engine_overrides, separated_overrides, vllm_overrides  # noqa: E402
+from launch import (  # noqa: E402
+    VLLM_KV_CACHE_BYTES,
+    base_overrides,
+    recipe_engine_overrides,
+    separated_overrides,
+    vllm_overrides,
+)
 from tiny_assets import build_all  # noqa: E402
 
 pytestmark = [pytest.mark.vllm, pytest.mark.timeout(1500)]
@@ -110,6 +116,8 @@ def _run(tmp_path: Path, assets: dict, env: dict, extra: list[str], trainer: lis
     run["steps"] = [d["data"] for d in run["lines"] if d["step"] >= 1]
     assert [d["step"] for d in run["lines"] if d["step"] >= 1] == list(range(1, STEPS + 1)), run["lines"]
     run["args"] = vllm_cli_args(run["log"])
+    # the test environment's KV cache size reached the engine through verl's engine_kwargs
+    assert _arg(run["args"], "--kv_cache_memory_bytes") == str(VLLM_KV_CACHE_BYTES), run["args"]
     for m in run["steps"]:
         assert m["actor/grad_norm"] > 0
         assert m["verl_focal/acc_rows_frac"] == 1.0, m  # every row's acc came from the reward extras
