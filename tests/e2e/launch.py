@@ -203,6 +203,8 @@ def backend_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
     # read by vLLM's CPU build only (actor_rollout_ref.rollout.name=vllm): no pinning of its OpenMP threads to
     # cores that other processes share (its KV cache size: vllm_overrides)
     env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+    # vLLM's CPU build would let this (whole GiB) override the engine's kv_cache_memory_bytes (vllm_overrides)
+    env.pop("VLLM_CPU_KVCACHE_SPACE", None)
     return env
 
 
