@@ -8,7 +8,7 @@ temperature 1, no top-p/top-k, ``data.max_response_length`` new tokens), grades 
 rollout count n, the chance that none of a step's groups has two correct (the product over its prompts of
 P(Binomial(n, p) <= 1)).  Step 2 samples from updated weights, so its line is an estimate.
 
-    .venv/bin/python tests/e2e/partition_odds.py [--samples 512] [--batch 4] [--n 16 32 48 64]
+    .venv/bin/python tests/e2e/partition_odds.py [--samples 512] [--batch 4] [--n 16 32 48 64] [--scorer test]
 """
 
 from __future__ import annotations
@@ -24,13 +24,20 @@ sys.path.insert(0, str(HERE))
 MAX_NEW_TOKENS = 12  # launch.base_overrides: data.max_response_length
 
 
-def success_rates(assets: dict[str, str], prompts: int, samples: int, seed: int = 0) -> list[float]:
-    """Each of the first ``prompts`` training prompts' share of correct responses among ``samples``."""
+def success_rates(assets: dict[str, str], prompts: int, samples: int, scorer: str = "package",
+                  seed: int = 0) -> list[float]:
+    """Each of the first ``prompts`` training prompts' share of correct responses among ``samples``.
+
+    ``scorer``: ``"package"`` (``verl_focal.reward``, the last number; ``test_cue_grpo_main_ppo``) or ``"test"``
+    (``reward_fn``, the answer digit anywhere; the other cue runs)."""
     import pandas as pd
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from verl_focal.reward import compute_score
+    if scorer == "package":
+        from verl_focal.reward import compute_score
+    else:
+        from reward_fn import compute_score
 
     tok = AutoTokenizer.from_pretrained(assets["model"])
     model = AutoModelForCausalLM.from_pretrained(assets["model"]).eval()
@@ -67,11 +74,13 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=4, help="prompts per step (launch.base_overrides: 4)")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--n", type=int, nargs="+", default=[16, 32, 48, 64], help="rollout counts to size")
+    ap.add_argument("--scorer", choices=("package", "test"), default="package",
+                    help="verl_focal.reward (default) or tests/e2e/reward_fn.py")
     args = ap.parse_args()
     from tiny_assets import build_all
 
     with tempfile.TemporaryDirectory() as tmp:
-        rates = success_rates(build_all(tmp, seed=0), args.batch * args.steps, args.samples)
+        rates = success_rates(build_all(tmp, seed=0), args.batch * args.steps, args.samples, args.scorer)
     print("p per prompt:", " ".join(f"{p:.3f}" for p in rates))
     for n in args.n:
         per_step = [no_partition_odds(rates[s * args.batch:(s + 1) * args.batch], n) for s in range(args.steps)]

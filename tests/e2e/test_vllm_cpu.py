@@ -62,7 +62,7 @@ pytestmark = [pytest.mark.vllm, pytest.mark.timeout(1500)]
 STEPS = 2
 BATCH = 4  # base_overrides: data.train_batch_size
 N = 4  # base_overrides: actor_rollout_ref.rollout.n
-N_CUE = 8  # cue runs: groups with >= 2 correct answers occur in practically every run
+N_CUE = 8  # cue runs: no group with >= 2 correct in both steps about once in 80,000 runs (partition_odds.py)
 # Rollout vs actor, the same tokens, both computed in fp32 on the same weights (launch.vllm_overrides):
 # fp32 noise only, measured ~1e-8 in probability and ~5e-7 in a sequence's mean log-prob (docs/e2e.md).
 # With bf16 on either side (verl's defaults) the same runs gave ~4e-4 and ~1e-2, and a rollout one update
