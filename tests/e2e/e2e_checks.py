@@ -19,7 +19,8 @@ def run_and_read(out: Path, module: str, overrides: list[str], extra_env: dict[s
 
     Returns ``log`` (the whole output), ``lines`` (verl's file logger, ``{"step", "data"}`` per line),
     ``stats`` (the ``hf_cpu`` servers' weight-update records), ``syncs`` (one list of weight-sync records
-    per vLLM worker process, ``verl_cpu_backend/vllm_cpu.py``) and ``seconds``.
+    per vLLM worker process, ``verl_cpu_backend/vllm_cpu.py``), ``seconds`` and ``leftovers`` (the command lines
+    of the processes the run left running, which the launcher stopped).
     """
     out.mkdir(parents=True, exist_ok=True)
     rc, seconds = run_trainer(module, overrides, out, extra_env=extra_env)
@@ -29,8 +30,16 @@ def run_and_read(out: Path, module: str, overrides: list[str], extra_env: dict[s
     lines = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()]
     stats = _records(sorted((out / "rollout_stats").glob("server_*.jsonl")))
     syncs = [_records([f]) for f in sorted((out / "rollout_stats").glob("vllm_worker_*.jsonl"))]
-    return {"log": log, "lines": lines, "stats": stats, "syncs": syncs, "seconds": seconds}
+    leftovers = (out / "leftovers.txt").read_text().splitlines()
+    if leftovers:
+        print(f"stopped {len(leftovers)} process(es) the run left running: " + "; ".join(c[:80] for c in leftovers))
+    return {"log": log, "lines": lines, "stats": stats, "syncs": syncs, "seconds": seconds, "leftovers": leftovers}
 
+
+#: rollouts per prompt of the cue run with the package's scorer (test_main_ppo_cpu.test_cue_grpo_main_ppo): the
+#: tiny model is right 6-8 % of the time there, and with 48 a run without a partitioned group is about one in
+#: 2.5 million (``python tests/e2e/partition_odds.py``; checked in test_e2e_fixtures.py)
+CUE_SCORER_N = 48
 
 # f_grpo (γ = 0.5) + DAPO's group filter on `acc` + CISPO's loss: the hf_cpu and the vLLM run
 FOCAL_DAPO_CISPO = [

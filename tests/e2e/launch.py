@@ -208,6 +208,63 @@ def backend_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
     return env
 
 
+#: set in every process of one run (the driver's environment, which Ray's processes and theirs inherit): its value,
+#: the run's output folder, finds what the run left behind (:func:`stop_leftovers`)
+RUN_MARKER = "VERL_FOCAL_E2E_RUN"
+
+
+def processes_marked(value: str) -> list[int]:
+    """The processes (not this one) whose environment at start had ``RUN_MARKER=value``."""
+    entry = f"{RUN_MARKER}={value}".encode()
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes()
+        except OSError:  # gone meanwhile, or a kernel thread
+            continue
+        if entry in environ.split(b"\0"):
+            pids.append(int(proc.name))
+    return pids
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and has not exited (a zombie waiting for its parent has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def stop_leftovers(value: str, grace_s: float = 3.0) -> list[str]:
+    """Stop the processes a finished run left running; return their command lines.
+
+    When the driver exits, Ray stops its cluster, but the run's actors (seen: the TaskRunner, the reward and
+    agent-loop workers, verl's ``GlobalRequestLoadBalancer``) can go on for a minute or more, reparented to init and
+    busy, and would slow the next run.  SIGTERM, then SIGKILL what is left after ``grace_s``.
+    """
+    import signal
+
+    names = {}
+    for pid in processes_marked(value):
+        try:
+            names[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            os.kill(pid, signal.SIGTERM)
+        except (OSError, ProcessLookupError):
+            names.pop(pid, None)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(_running(p) for p in names):
+        time.sleep(0.1)
+    for pid in names:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return [n.strip() for n in names.values()]
+
+
 def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float = 900,
                 extra_env: dict[str, str] | None = None) -> tuple[int, float]:
     """Run ``python -m module overrides...`` with its outputs under ``out_dir``.
@@ -215,21 +272,28 @@ def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float
     ``out_dir/train.log``: stdout+stderr; ``out_dir/metrics.jsonl``: verl's file logger
     (one ``{"step", "data"}`` line per step); ``out_dir/rollout_stats/``: the weight-update
     records of the ``hf_cpu`` server (``server_<replica>.jsonl``) or of vLLM's worker processes
-    (``vllm_worker_<pid>.jsonl``).  ``extra_env`` is added to :func:`backend_env`.  Returns (exit
-    code, seconds).
+    (``vllm_worker_<pid>.jsonl``); ``out_dir/leftovers.txt``: the processes the run left running, which
+    :func:`stop_leftovers` stopped (one command line each; empty when none).  ``extra_env`` is added to
+    :func:`backend_env`.  Returns (exit code, seconds).
     """
     out_dir = Path(out_dir)
     (out_dir / "rollout_stats").mkdir(parents=True, exist_ok=True)
     env = {**backend_env(), **(extra_env or {})}
     env["VERL_FILE_LOGGER_PATH"] = str(out_dir / "metrics.jsonl")
     env["VERL_CPU_BACKEND_STATS_DIR"] = str(out_dir / "rollout_stats")
+    env[RUN_MARKER] = str(out_dir.resolve())
     cmd = [sys.executable, "-m", module, *overrides]
     t0 = time.monotonic()
-    with open(out_dir / "train.log", "w") as log:
-        log.write(" ".join(cmd) + "\n")
-        log.flush()
-        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout, cwd=out_dir)
-    return proc.returncode, time.monotonic() - t0
+    try:
+        with open(out_dir / "train.log", "w") as log:
+            log.write(" ".join(cmd) + "\n")
+            log.flush()
+            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout, cwd=out_dir)
+        seconds = time.monotonic() - t0
+    finally:
+        left = stop_leftovers(env[RUN_MARKER])
+        (out_dir / "leftovers.txt").write_text("".join(f"{c}\n" for c in left))
+    return proc.returncode, seconds
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Fast checks of the e2e fixtures themselves (no verl, no Ray): the reward and the tiny task.
+"""Fast checks of the e2e fixtures themselves (no verl, no Ray): the reward, the tiny task, the launcher's sweep.
 
 The end-to-end assertions only mean something if the reward scores as documented and
 an untrained model gets a mixed share of answers right (else every group is all-wrong,
@@ -7,7 +7,11 @@ every advantage is 0 and DAPO filtering never finishes a batch).
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -61,3 +65,72 @@ def test_untrained_tiny_model_mixes_right_and_wrong(tmp_path):
     responses = tok.batch_decode(out[:, ids.shape[1] :], skip_special_tokens=True)
     acc = sum(compute_score("s", r, "7")["acc"] for r in responses) / len(responses)
     assert 0.1 < acc < 0.9, acc
+
+
+def _sleeper(env: dict[str, str], ignore_term: bool = False, **kw) -> subprocess.Popen:
+    """A Python process that sleeps a minute (``ignore_term``: and ignores SIGTERM), started with ``env``; it has
+    printed ``ready`` when this returns."""
+    code = ("import signal, time\n" + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_term else "")
+            + "print('ready', flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True, **kw)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def test_stop_leftovers_stops_the_runs_processes_only(tmp_path):
+    """The launcher's sweep after a run: every process started with the run's marker is stopped (SIGTERM, then
+    SIGKILL for one that ignores it), wherever it hangs in the process tree; another run's process is left alone."""
+    from launch import RUN_MARKER, processes_marked, stop_leftovers
+
+    marker = str(tmp_path / "run")
+    mine = {**os.environ, RUN_MARKER: marker}
+    polite = _sleeper(mine, start_new_session=True)
+    stubborn = _sleeper(mine, ignore_term=True)
+    other = _sleeper({**os.environ, RUN_MARKER: marker + "2"})
+    # an orphan, as a Ray actor is once its raylet is gone: its parent exited, init adopted it
+    parent = subprocess.run(
+        [sys.executable, "-c", "import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', "
+         "'import time; time.sleep(60)'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)"],
+        env=mine, capture_output=True, text=True, check=True)
+    orphan = int(parent.stdout)
+    try:
+        assert sorted(processes_marked(marker)) == sorted([polite.pid, stubborn.pid, orphan])
+        left = stop_leftovers(marker, grace_s=1.0)
+        assert len(left) == 3 and all("time.sleep(60)" in c for c in left), left
+        assert polite.wait(timeout=10) == -signal.SIGTERM
+        assert stubborn.wait(timeout=10) == -signal.SIGKILL
+        deadline = time.monotonic() + 10
+        while processes_marked(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert processes_marked(marker) == []  # the orphan too
+        assert other.poll() is None
+        assert stop_leftovers(marker) == []
+    finally:
+        for p in (polite, stubborn, other):
+            p.kill()
+            p.wait()
+
+
+def test_no_partition_odds_is_the_binomial_product():
+    from partition_odds import no_partition_odds
+
+    # P(Bin(2, 1/2) <= 1) = 3/4; P(Bin(3, 0.1) <= 1) = 0.9^3 + 3 * 0.1 * 0.9^2 = 0.972
+    assert no_partition_odds([0.5], 2) == pytest.approx(0.75)
+    assert no_partition_odds([0.5, 0.1], 2) == pytest.approx(0.75 * (0.9**2 + 2 * 0.1 * 0.9))
+    assert no_partition_odds([0.1], 3) == pytest.approx(0.972)
+    assert no_partition_odds([], 8) == 1.0
+
+
+def test_cue_run_with_the_package_scorer_partitions_in_practically_every_run(tmp_path):
+    """``test_cue_grpo_main_ppo`` asserts that some group was partitioned; with the package's scorer the tiny model
+    is right 6-8 % of the time, so its rollout count (``e2e_checks.CUE_SCORER_N``) must make a run without any
+    group of >= 2 correct answers rare.  Sampled here from the initial weights, 256 responses a prompt."""
+    pytest.importorskip("torch")
+    from e2e_checks import CUE_SCORER_N
+    from partition_odds import no_partition_odds, success_rates
+    from tiny_assets import build_all
+
+    rates = success_rates(build_all(tmp_path, seed=0), prompts=8, samples=256)
+    assert all(0.02 < p < 0.2 for p in rates), rates
+    steps = [no_partition_odds(rates[:4], CUE_SCORER_N), no_partition_odds(rates[4:], CUE_SCORER_N)]
+    assert steps[0] < 0.01 and steps[0] * steps[1] < 1e-4, (rates, steps)

@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from e2e_checks import (  # noqa: E402
+    CUE_SCORER_N,
     MAXRL_DAPO_CISPO,
     assert_cue,
     assert_maxrl_dapo,
@@ -108,7 +109,7 @@ def test_cue_grpo_main_ppo(tmp_path, assets):
     estimator must partition from those signatures, i.e. the extra travelled reward worker -> TransferQueue ->
     hook -> estimator, and never from decoded text.
     """
-    n = 48  # the docstring: how often a run would partition no group
+    n = CUE_SCORER_N  # 48; the docstring: how often a run would partition no group
     run = _run(
         tmp_path,
         assets,
