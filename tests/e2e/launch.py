@@ -21,6 +21,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+#: ``data.max_response_length`` of :func:`base_overrides` (tests/e2e/partition_odds.py samples as many tokens)
+MAX_RESPONSE_LENGTH = 12
 
 
 def base_overrides(assets: dict[str, str], out_dir: str, steps: int = 2) -> list[str]:
@@ -32,7 +34,7 @@ def base_overrides(assets: dict[str, str], out_dir: str, steps: int = 2) -> list
         f"data.val_files={assets['val']}",
         "data.train_batch_size=4",
         "data.max_prompt_length=32",
-        "data.max_response_length=12",
+        f"data.max_response_length={MAX_RESPONSE_LENGTH}",
         "data.dataloader_num_workers=0",
         "data.shuffle=false",
         # model: plain SDPA attention, no padding removal (flash-attn only), no compile
@@ -252,7 +254,7 @@ def stop_leftovers(value: str, grace_s: float = 3.0) -> list[str]:
         try:
             names[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             os.kill(pid, signal.SIGTERM)
-        except (OSError, ProcessLookupError):
+        except OSError:  # gone meanwhile (ProcessLookupError included)
             names.pop(pid, None)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline and any(_running(p) for p in names):

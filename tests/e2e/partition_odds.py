@@ -14,6 +14,7 @@ P(Binomial(n, p) <= 1)).  Step 2 samples from updated weights, so its line is an
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-MAX_NEW_TOKENS = 12  # launch.base_overrides: data.max_response_length
+from launch import MAX_RESPONSE_LENGTH  # noqa: E402
 
 
 def success_rates(assets: dict[str, str], prompts: int, samples: int, scorer: str = "package",
@@ -48,7 +49,7 @@ def success_rates(assets: dict[str, str], prompts: int, samples: int, scorer: st
         ids = torch.tensor([tok(text, add_special_tokens=False)["input_ids"]] * samples)
         torch.manual_seed(seed + i)
         with torch.no_grad():
-            out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=MAX_NEW_TOKENS,
+            out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=MAX_RESPONSE_LENGTH,
                                  do_sample=True, temperature=1.0, top_p=1.0, top_k=0,
                                  pad_token_id=model.config.pad_token_id, eos_token_id=model.config.eos_token_id)
         answers = tok.batch_decode(out[:, ids.shape[1]:], skip_special_tokens=True)
@@ -62,10 +63,7 @@ def no_partition_odds(rates: list[float], n: int) -> float:
     """P(no group has >= 2 correct of n rollouts) = prod_i P(Binomial(n, p_i) <= 1)."""
     from scipy.stats import binom
 
-    out = 1.0
-    for p in rates:
-        out *= float(binom.cdf(1, n, p))
-    return out
+    return math.prod(float(binom.cdf(1, n, p)) for p in rates)
 
 
 def main() -> None:
@@ -84,11 +82,8 @@ def main() -> None:
     print("p per prompt:", " ".join(f"{p:.3f}" for p in rates))
     for n in args.n:
         per_step = [no_partition_odds(rates[s * args.batch:(s + 1) * args.batch], n) for s in range(args.steps)]
-        both = 1.0
-        for q in per_step:
-            both *= q
         print(f"n={n}: no partition in " + ", ".join(f"step {s + 1} {q:.2g}" for s, q in enumerate(per_step))
-              + f"; in every step {both:.2g}")
+              + f"; in every step {math.prod(per_step):.2g}")
 
 
 if __name__ == "__main__":
