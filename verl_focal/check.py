@@ -83,14 +83,40 @@ def _parse_probe(proc_stdout: str, returncode: int, stderr: str) -> dict:
                                       f"(run `python -c 'import verl'` to see the whole error)"]}
 
 
-def _plugin_problems(probe: dict) -> list[str]:
+#: the name of our ``verl.plugins`` entry point (pyproject.toml), as ``VERL_USE_EXTERNAL_PLUGINS`` lists it
+ENTRY_POINT_NAME = "verl_focal"
+
+
+def plugins_policy_skips_us(environ: dict | None = None) -> str | None:
+    """The ``VERL_USE_EXTERNAL_PLUGINS`` value when it leaves our entry point out (verl's ``__init__``: "none", or a
+    list without ours), else None."""
+    env = os.environ if environ is None else environ
+    raw = env.get("VERL_USE_EXTERNAL_PLUGINS", "auto")
+    policy = raw.strip().lower()
+    if policy == "auto":
+        return None
+    if policy == "none" or ENTRY_POINT_NAME not in {n.strip() for n in policy.split(",")}:
+        return raw
+    return None
+
+
+def _plugin_problems(probe: dict, environ: dict | None = None) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of the fresh-process probe.  A plugin that ``VERL_USE_EXTERNAL_PLUGINS`` left out on
+    purpose is a warning: our entry point's TaskRunners arrange the hooks themselves, so its runs are hooked."""
     problems = list(probe.get("problems", []))
     if not probe.get("ok", False):
-        return problems
+        return problems, []
+    skipped = plugins_policy_skips_us(environ)
+    if not probe.get("plugin_loaded") and skipped is not None:
+        return problems, [
+            f"VERL_USE_EXTERNAL_PLUGINS={skipped} leaves verl_focal.plugin out of `import verl`: python -m "
+            "verl_focal.main_ppo hooks its runs all the same (its TaskRunners arrange the hooks), but a stock "
+            "python -m verl.trainer.main_ppo run is not hooked unless it passes "
+            "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES=verl_focal.plugin"]
     if not probe.get("plugin_loaded"):
         problems.append(
             "`import verl` did not load verl_focal.plugin: the `verl.plugins` entry point is missing "
-            "(reinstall with `pip install -e .` / `pip install verl-focal`) or disabled by VERL_USE_EXTERNAL_PLUGINS"
+            "(reinstall with `pip install -e .` / `pip install verl-focal`)"
         )
     held = probe.get("collisions", {})
     for name in probe.get("expected", []):  # (a renamed verl name: the config check names it, per estimator)
@@ -101,7 +127,7 @@ def _plugin_problems(probe: dict) -> list[str]:
             )
     if "trainer_modes" in probe and "focal_sync" not in probe["trainer_modes"]:
         problems.append("trainer mode 'focal_sync' was not registered when verl's v1 trainer was imported")
-    return problems
+    return problems, []
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -158,43 +184,35 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
     from omegaconf import OmegaConf
 
     from verl_focal.config.errors import UserError
-    from verl_focal.integration.registration import collisions, get_spec, register_all
-    from verl_focal.integration.startup.mandatory import mandatory_lines
+    from verl_focal.integration.startup.admit import admit
+    from verl_focal.integration.startup.compose import compose_config
     from verl_focal.integration.startup.quiet import quiet_optional_engines
-    from verl_focal.integration.startup.versions import version_mismatches
 
     quiet_optional_engines()
     out: dict = {"problems": [], "warnings": [], "checked": [], "algorithm": None, "full": None}
+    report = None
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("always")
         quiet_optional_engines()
-        register_all()
-        for name, other in sorted(collisions().items()):
-            out["warnings"].append(f"verl's estimator {name!r} is {other}, not verl-focal's; use "
-                                   f"algorithm.adv_estimator=verl_focal.{name.split('.')[-1]} for ours")
-        out["warnings"] += version_mismatches()
         try:
-            from verl_focal.integration.startup.compose import compose_config
-            from verl_focal.integration.startup.unread import check_unread
-            from verl_focal.integration.startup.validate import validate_all
-
-            if config_yaml is not None:
-                config = OmegaConf.create(config_yaml)
-            else:
-                config = compose_config(overrides, trainer=trainer)
-            unread = check_unread(config, overrides, trainer)  # keys nothing reads: refused, or warned about
-            sections = validate_all(config, trainer)
-        except UserError as e:
+            config = OmegaConf.create(config_yaml) if config_yaml is not None else compose_config(overrides,
+                                                                                                  trainer=trainer)
+            report = admit("check", config, overrides=overrides, trainer=trainer, skip_judge=skip_judge)
+        except UserError as e:  # the composition itself (an override Hydra refuses)
             out["problems"].append(f"config: {e}")
-            sections = config = None
     out["warnings"] += [_warning_line(w) for w in caught if _worth_reporting(w)]
-    if sections is None:
+    if report is None:
+        return out
+    out["problems"] += [m if m.startswith("judge: ") else f"config: {m}" for m in report.refusals]
+    out["warnings"] = report.warnings + out["warnings"]
+    sections = report.sections
+    if out["problems"] or sections is None:
         return out
     est = str(config.algorithm.adv_estimator)
     out["checked"].append(_hooks_line())
+    from verl_focal.integration.registration import get_spec
+
     spec = get_spec(config.algorithm.adv_estimator)
-    out["warnings"] += unread
-    out["warnings"] += mandatory_lines(config)
     used = spec.sections if spec is not None else frozenset()
     ours = ", ".join(f"algorithm.{s}" for s in sorted(used)) or "none used"
     out["checked"].append(f"config: algorithm.adv_estimator={est}; our sections ({ours}) and verl's validate_config")
@@ -203,17 +221,9 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
         part = sections["cue"].partitioner
         out["checked"].append(f"partitioner: {part!r} resolved, its kwargs bind, cue set "
                               f"{sections['cue'].cue_set!r} loads")
-        if part == "judge":
-            if skip_judge:
-                out["checked"].append("judge: not contacted (--skip-judge)")
-            else:
-                from verl_focal.partition.judge import check_judge
-
-                problems = check_judge(sections["cue"].judge)
-                out["problems"] += [f"judge: {p}" for p in problems]
-                if not problems:
-                    out["checked"].append(f"judge: {sections['cue'].judge.base_url} serves "
-                                          f"{sections['cue'].judge.model!r}")
+        if part == "judge":  # contacted by the judge_online rule
+            out["checked"].append("judge: not contacted (--skip-judge)" if skip_judge else
+                                  f"judge: {sections['cue'].judge.base_url} serves {sections['cue'].judge.model!r}")
     from verl_focal.config.schema import SECTIONS
 
     algo = OmegaConf.to_container(config.algorithm, resolve=True)
@@ -313,13 +323,14 @@ def run(args: argparse.Namespace) -> int:
         child.kill()
         stdout, stderr = child.communicate()
     probe = _parse_probe(stdout, child.returncode, stderr)
-    problems = _plugin_problems(probe)
+    problems, plugin_warnings = _plugin_problems(probe)
     res = probe.get("checks") or {"problems": [], "warnings": [], "checked": []}
     checked = []
-    if not problems:
+    if not problems and not plugin_warnings:
         modes = ", ".join(probe.get("trainer_modes", []))
         ours = [e for e in probe.get("estimators", []) if not e.startswith("verl_focal.")]
         checked.append(f"plugin: `import verl` (verl {probe.get('verl_version', '?')}) in a fresh process loaded "
                        f"verl_focal.plugin: estimators {', '.join(ours)} (+ verl_focal.* aliases); "
                        f"trainer modes {modes}")
-    return _report(problems + res["problems"], res["warnings"], checked + res["checked"], res, args.verbose)
+    return _report(problems + res["problems"], plugin_warnings + res["warnings"], checked + res["checked"], res,
+                   args.verbose)

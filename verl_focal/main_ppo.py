@@ -28,21 +28,35 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from verl_focal.integration.startup.compose import CONFIG_NAME, compose_config
-from verl_focal.integration.startup.mandatory import check_mandatory
-from verl_focal.integration.startup.validate import validate_all
 
 __all__ = ["main", "run"]
 
-def run(config: DictConfig) -> None:
+
+def admit_launch(config: DictConfig, overrides: list[str], trainer: str = "ppo") -> dict:
+    """The launch's start-up rules (:func:`~verl_focal.integration.startup.admit.admit`, stage ``launch``) on the
+    config this process will run, after verl's device detection: the warnings shown under :data:`PROG`, the first
+    refusal raised.  Returns our validated sections."""
+    from verl.utils.device import auto_set_device
+
+    from verl_focal.integration.startup.admit import admit
+
+    auto_set_device(config)
+    report = admit("launch", config, overrides=overrides, trainer=trainer).raise_first()
+    report.render(PROG)
+    return report.sections
+
+
+def run(config: DictConfig, admitted: bool = False) -> None:
+    """verl's ``run_ppo`` with our TaskRunner (v1 or legacy, by ``trainer.use_v1``), after the launch's rules
+    (unless ``admitted``: they ran on this config already)."""
     from verl.trainer.main_ppo import run_ppo
     from verl.utils.device import auto_set_device
 
     from verl_focal.integration.hooks.runner import FocalLegacyTaskRunner, FocalTaskRunnerV1, forward_plugin
-    from verl_focal.integration.startup.versions import warn_on_version_mismatch
 
     auto_set_device(config)
-    validate_all(config)
-    warn_on_version_mismatch()
+    if not admitted:
+        admit_launch(config, [])
     forward_plugin(config)  # every Ray process of the run imports the plugin (VERL_USE_EXTERNAL_MODULES)
     run_ppo(config, task_runner_class=FocalTaskRunnerV1 if config.trainer.use_v1 else FocalLegacyTaskRunner)
 
@@ -52,29 +66,28 @@ def _hydra_main(config: DictConfig) -> None:
     from verl_focal.config.errors import UserError, report_user_error
 
     try:
-        if not _CHECKED_BEFORE_HYDRA:  # Hydra's own flags skipped them: the same checks, on Hydra's composition
-            _check_under_hydra(config)
-        run(config)
+        if not _CHECKED_BEFORE_HYDRA:  # Hydra's own flags: the launch's rules, on Hydra's composition
+            _admit_under_hydra(config)
+        run(config, admitted=True)
     except UserError as e:  # Hydra would print a traceback; a user error gets its one line
         raise SystemExit(report_user_error(PROG, e, debug=_DEBUG)) from None
 
 
 PROG = "python -m verl_focal.main_ppo"
 _DEBUG = False
-#: the launch checks ran on our own composition before Hydra's main (no Hydra flag was given)
+#: the launch's rules ran on our own composition before Hydra's main (no Hydra flag was given)
 _CHECKED_BEFORE_HYDRA = False
 
 
-def _check_under_hydra(config: DictConfig) -> None:
+def _admit_under_hydra(config: DictConfig) -> None:
     """A launch with Hydra's own flags (``--config-name``, ``-m``, ``hydra.run.dir=...``) is composed by Hydra, not
-    before it: the launch checks run here instead, before Ray, on Hydra's config and the overrides Hydra applied
-    (the unread-key check needs our config's schema, so it runs when the config is ours)."""
+    before it: the launch's rules run here instead, before Ray, on Hydra's config and the overrides Hydra applied
+    (the unread-key rule needs our config's schema, so it reads them only when the config is ours)."""
     from hydra.core.hydra_config import HydraConfig
 
     hydra_cfg = HydraConfig.get()
-    if hydra_cfg.job.config_name == CONFIG_NAME:
-        _warn_unread(config, list(hydra_cfg.overrides.task))
-    _check_launch_data(config, launch=True)
+    ours = hydra_cfg.job.config_name == CONFIG_NAME
+    admit_launch(config, list(hydra_cfg.overrides.task) if ours else [])
 
 #: printed by ``-h`` / ``--help`` before Hydra's own help (which lists the whole composed config)
 USAGE = f"""usage: {PROG} [--dry-run] [--trainer {{ppo,one_step_off,fully_async}}] [--debug] [KEY=VALUE ...]
@@ -100,70 +113,18 @@ example:               {PROG} --dry-run algorithm.adv_estimator=f_grpo algorithm
 docs:                  docs/usage.md (entry points), docs/config.md (every key we add)"""
 
 
-def _warn_unread(config: DictConfig, overrides: list[str], trainer: str = "ppo") -> None:
-    """Refuse the overrides nothing reads; one line on stderr for each one only warned about
-    (integration/startup/unread)."""
-    from verl_focal.integration.startup.unread import check_unread
-
-    for line in check_unread(config, overrides, trainer):
-        print(f"{PROG}: warning: {line}", file=sys.stderr)
-
-
-def _check_launch_data(config: DictConfig, launch: bool) -> None:
-    """Mandatory values (``???``) are set; the checkpoint folder is this run's (run_identity); example data
-    (``prep-data example``) never reaches a real launch unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1; the data files'
-    columns are those verl's dataset and the reward read (data/local_inputs)."""
-    from verl_focal.data.local_inputs import check_data_columns, check_example_data
-
-    check_mandatory(config)
-    for line in check_example_data(config, launch):
-        print(f"{PROG}: warning: {line}", file=sys.stderr)
-    if launch:
-        check_data_columns(config)
-    _check_run_identity(config, launch)
-
-
-def _check_run_identity(config: DictConfig, launch: bool) -> None:
-    """The checkpoint folder holds no other run's checkpoints (resume_mode=auto would resume from them); a launch
-    records this run's configuration there, a dry run writes nothing (run_identity)."""
-    from verl_focal.integration.startup.run_identity import check_run_identity
-
-    for line in check_run_identity(config, write=launch):
-        print(f"{PROG}: warning: {line}", file=sys.stderr)
-
-
 def dry_run(overrides: list[str], trainer: str = "ppo") -> int:
-    """Validate everything a run would check before Ray, and the local input paths; print the config.
-
-    On a refusal only the error is printed: verl's "[validate_config] All configuration checks passed"
-    line is dropped and warnings are shown only when the dry run succeeds.
-    """
-    import contextlib
-    import io
-    import warnings
-
-    from verl_focal.data.local_inputs import check_data_columns, check_local_paths
-    from verl_focal.integration.startup.versions import warn_on_version_mismatch
+    """The dry run's start-up rules (every launch rule, local files and folders, the run's size; nothing is written
+    or started), then the resolved config on stdout.  A refusal prints only the error; warnings and the size lines go
+    to stderr under :data:`PROG` when the dry run passes."""
+    from verl_focal.integration.startup.admit import admit
 
     config = compose_config(overrides, trainer=trainer)
-    _warn_unread(config, overrides, trainer)  # keys nothing reads: refused first, as a launch does
-    printed = io.StringIO()
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
-        validate_all(config, trainer)
-        check_local_paths(config)  # data files and model folders that a run would read (hub names: not checked)
-        check_data_columns(config)
-        warn_on_version_mismatch()
-    for line in printed.getvalue().splitlines():  # stdout stays pure YAML
-        if line.strip() and not line.startswith("[validate_config]"):
-            print(line, file=sys.stderr)
-    for w in caught:
-        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    _check_launch_data(config, launch=False)
-    from verl_focal.integration.startup.run_size import checkpoint_disk_line, validation_line
+    if trainer != "ppo":
+        from verl_focal.integration.hooks.runner import copy_rollout_resources
 
-    for line in (validation_line(config), checkpoint_disk_line(config)):  # the run's size, before GPU hours
-        if line:
-            print(f"{PROG}: {line}", file=sys.stderr)
+        copy_rollout_resources(config)
+    admit("dry_run", config, overrides=overrides, trainer=trainer).raise_first().render(PROG)
     print(OmegaConf.to_yaml(config, resolve=True), end="")
     return 0
 
@@ -207,24 +168,18 @@ def main(argv: list[str] | None = None) -> None:
                 return
             print("\nHydra's help follows.\n", flush=True)
             args = [a for a in args if a != "--dry-run"]
-        else:
-            from verl_focal.integration.compat import features_for, require
-
-            require(features_for(trainer, ours=False), PROG)  # the verl names our entry point imports
         if "--dry-run" in args:
             raise SystemExit(dry_run([a for a in args if a != "--dry-run"], trainer))
         if trainer != "ppo":
-            from verl_focal.integration.hooks.runner import run_separated
+            from verl_focal.integration.hooks.runner import copy_rollout_resources, run_separated
 
             config = compose_config(args, trainer=trainer)
-            _warn_unread(config, args, trainer)
-            _check_launch_data(config, launch=True)
+            copy_rollout_resources(config)
+            admit_launch(config, args, trainer)
             run_separated(config, trainer)
             return
         if not _hydra_args(args):
-            config = compose_config(args)  # override typos refused here, in one line, before Hydra
-            _warn_unread(config, args)
-            _check_launch_data(config, launch=True)
+            admit_launch(compose_config(args), args)  # override typos refused in one line, before Hydra
             _CHECKED_BEFORE_HYDRA = True
     except UserError as e:
         raise SystemExit(report_user_error(PROG, e, debug=_DEBUG)) from None

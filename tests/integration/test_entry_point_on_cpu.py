@@ -117,8 +117,22 @@ def test_check_command_reports_bad_config_and_passes_good_one():
 def test_check_command_probe_detects_missing_plugin(capsys):
     from verl_focal.check import _plugin_problems
 
-    problems = _plugin_problems({"ok": True, "plugin_loaded": False, "estimators": [], "trainer_modes": [],
-                                 "expected": ["f_grpo"]})
+    probe = {"ok": True, "plugin_loaded": False, "estimators": [], "trainer_modes": [], "expected": ["f_grpo"]}
+    problems, warned = _plugin_problems(probe, {})
+    assert warned == []
     assert any("did not load verl_focal.plugin" in p for p in problems)
     assert any("estimator 'f_grpo' is not registered" in p for p in problems)
     assert any("focal_sync" in p for p in problems)
+    # a policy that leaves us out on purpose: our entry point is hooked all the same, so a warning, not FAILED
+    for policy in ("none", "other_plugin"):
+        problems, warned = _plugin_problems(probe, {"VERL_USE_EXTERNAL_PLUGINS": policy})
+        assert problems == [] and len(warned) == 1, (policy, problems)
+        assert f"VERL_USE_EXTERNAL_PLUGINS={policy} leaves verl_focal.plugin out" in warned[0]
+        assert "VERL_USE_EXTERNAL_MODULES=verl_focal.plugin" in warned[0]
+    assert _plugin_problems(probe, {"VERL_USE_EXTERNAL_PLUGINS": "verl_focal,x"})[0] == problems_of_auto(probe)
+
+
+def problems_of_auto(probe):
+    from verl_focal.check import _plugin_problems
+
+    return _plugin_problems(probe, {"VERL_USE_EXTERNAL_PLUGINS": "auto"})[0]

@@ -107,7 +107,7 @@ def test_a_trainer_process_loads_nothing_of_the_lab():
     ours = set(_fresh(_TRAINER_PROCESS.replace("PLUGIN", "True")))
     verls = set(_fresh(_TRAINER_PROCESS.replace("PLUGIN", "False"), plugin=False))
     assert {"verl_focal.integration.hooks.trainer", "verl_focal.validation",
-            "verl_focal.integration.startup.validate"} <= ours
+            "verl_focal.integration.startup.admit"} <= ours
     assert sorted(m for m in ours if m == "verl_focal.lab" or m.startswith("verl_focal.lab.")) == []
     assert sorted(m for m in ours if m.split(".")[0] == "matplotlib") == []
     assert sorted(m for m in ours - verls if m.split(".")[0] in LAB_PACKAGES) == []

@@ -143,6 +143,15 @@ def collision_problem(estimator: Any) -> str | None:
     )
 
 
+def collision_lines() -> list[str]:
+    """One line for each of our names that verl's registry maps to another package's function, naming the alias
+    that still reaches ours (a start-up warning; a run that uses such a name is refused by
+    :func:`collision_problem`)."""
+    return [f"verl's estimator {name!r} is {other}, not verl-focal's; use "
+            f"algorithm.adv_estimator={ALIAS_PREFIX}{name.split('.')[-1]} for ours"
+            for name, other in sorted(collisions().items())]
+
+
 def register_all() -> list[str]:
     """Register every estimator of ours in verl (idempotent); return our names."""
     from verl_focal.estimators import all_specs

@@ -24,14 +24,13 @@ from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.main_ppo_v0 import TaskRunner as LegacyTaskRunner
 
 from verl_focal.integration.compat import available, install
-from verl_focal.integration.hooks.arrange import PLUGIN_MODULE, arrange, require_live
+from verl_focal.integration.hooks.arrange import PLUGIN_MODULE, arrange
 from verl_focal.integration.hooks.modes import hooked_mode
-from verl_focal.integration.startup.validate import validate_start
 
 arrange()  # before verl's trainer modules are imported in this process (unpickling this module comes first)
 
 __all__ = ["FocalTaskRunnerV1", "FocalLegacyTaskRunner", "select_hooked_mode", "run_separated", "forward_plugin",
-           "check_here"]
+           "check_here", "copy_rollout_resources"]
 
 
 def forward_plugin(config: DictConfig) -> str:
@@ -55,22 +54,13 @@ def forward_plugin(config: DictConfig) -> str:
     return value
 
 
-def check_here(config: DictConfig, features: list[str]) -> None:
-    """In the process that runs the steps: the start-up checks; for one of our estimators the hooks in
-    ``features`` in effect here (:func:`~verl_focal.integration.hooks.arrange.require_live`); for the LLM judge, its
-    network probe from here (:func:`~verl_focal.partition.judge.check.probe_judge_here`)."""
-    from verl_focal.integration.registration import get_spec
+def check_here(config: DictConfig) -> None:
+    """In the process that runs the steps, before any worker starts: the ``actor`` stage's start-up rules
+    (:func:`~verl_focal.integration.startup.admit.admit`; among them our hooks in effect here and the judge's
+    network probe from here); the first refusal raised, the warnings logged by Ray's driver as Python warnings."""
+    from verl_focal.integration.startup.admit import admit
 
-    sections = validate_start(config)
-    est = config.algorithm.get("adv_estimator", None)
-    spec = get_spec(est)  # None for verl's estimators (validate_start refused a name another package holds)
-    if spec is None:
-        return
-    require_live(features, f"algorithm.adv_estimator={getattr(est, 'value', est)}")
-    if spec.prepare is not None and sections["cue"].partitioner == "judge":
-        from verl_focal.partition.judge.check import probe_judge_here
-
-        probe_judge_here(sections["cue"].judge)
+    admit("actor", config).raise_first().warn()
 
 
 def select_hooked_mode(config: DictConfig) -> str:
@@ -84,7 +74,7 @@ def select_hooked_mode(config: DictConfig) -> str:
 
 class _FocalTaskRunnerV1(TaskRunnerV1.__ray_actor_class__):
     def run(self, config: DictConfig):
-        check_here(config, ["advantage", "v1"])
+        check_here(config)
         if available("v1"):  # else verl's own modes (the plugin warned)
             select_hooked_mode(config)
         return super().run(config)
@@ -102,7 +92,7 @@ class _FocalLegacyTaskRunner(LegacyTaskRunner.__ray_actor_class__):
             return omega_conf_to_dataclass(model_cfg).tokenizer
 
         install("legacy", lambda: install_legacy_hook(tokenizer_factory))
-        check_here(config, ["advantage", "legacy"])  # trainer.use_v1=false: our estimators need the legacy hook
+        check_here(config)  # trainer.use_v1=false: our estimators need the legacy hook (hooks_live)
         return super().run(config)
 
 
@@ -110,21 +100,20 @@ FocalTaskRunnerV1 = ray.remote(_FocalTaskRunnerV1)
 FocalLegacyTaskRunner = ray.remote(_FocalLegacyTaskRunner)
 
 
-def run_separated(config: DictConfig, trainer: str) -> None:
-    """Validate, then run verl's ``one_step_off`` or ``fully_async`` trainer as verl's own entry
-    point of that trainer does (rollout resources copied into ``actor_rollout_ref.rollout``)."""
-    from verl.trainer.main_ppo import run_ppo
-    from verl.utils.device import auto_set_device
-
-    from verl_focal.integration.startup.validate import validate_all
-    from verl_focal.integration.startup.versions import warn_on_version_mismatch
-
-    auto_set_device(config)
+def copy_rollout_resources(config: DictConfig) -> None:
+    """A separated trainer's rollout resources (``rollout.nnodes``, ``rollout.n_gpus_per_node``) copied into
+    ``actor_rollout_ref.rollout``, as verl's own entry point of that trainer does (before the start-up rules read
+    them)."""
     with open_dict(config):
         config.actor_rollout_ref.rollout.nnodes = config.rollout.nnodes
         config.actor_rollout_ref.rollout.n_gpus_per_node = config.rollout.n_gpus_per_node
-    validate_all(config, trainer)
-    warn_on_version_mismatch()
+
+
+def run_separated(config: DictConfig, trainer: str) -> None:
+    """Run verl's ``one_step_off`` or ``fully_async`` trainer as verl's own entry point of that trainer does, on a
+    config admitted by the launch's rules (``main_ppo``; :func:`copy_rollout_resources` applied)."""
+    from verl.trainer.main_ppo import run_ppo
+
     forward_plugin(config)
     if trainer == "one_step_off":
         from verl.experimental.one_step_off_policy.main_ppo import OneStepTaskRunner

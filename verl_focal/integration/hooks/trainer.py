@@ -49,9 +49,9 @@ class FocalHookMixin:
     _focal_base_mode: str = "sync"
 
     def __init__(self, config, *args: Any, **kwargs: Any) -> None:
-        from verl_focal.integration.startup.validate import validate_start
+        from verl_focal.integration.startup.admit import admit
 
-        validate_start(config)  # stock main_ppo with a focal_* mode: refuse a bad config before workers start
+        admit("trainer", config).raise_first().warn()  # stock main_ppo, a focal_* mode: refused before workers start
         with open_dict(config):
             config.trainer.v1.trainer_mode = self._focal_base_mode
         super().__init__(config, *args, **kwargs)

@@ -1,6 +1,6 @@
 """Mandatory values left at ``???``: verl raises ``MissingMandatoryValue`` for them only after ``ray.init``, so a dry
-run and a launch refuse them before Ray (:func:`check_mandatory`), and ``verl-focal check`` names them
-(:func:`mandatory_lines`)."""
+run and a launch refuse them before Ray, and ``verl-focal check`` names them in a warning
+(:func:`check_mandatory`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from verl_focal.config.key_names import config_get
 
-__all__ = ["check_mandatory", "mandatory_lines", "missing_mandatory"]
+__all__ = ["check_mandatory", "missing_mandatory"]
 
 #: a mandatory key's fix, where one value is the usual choice (verl's own names)
 _MANDATORY_FIXES = {
@@ -35,23 +35,17 @@ def _fixes(keys: list[str]) -> str:
     return ", ".join(_MANDATORY_FIXES.get(k, f"{k}=VALUE") for k in keys)
 
 
-def mandatory_lines(config: DictConfig) -> list[str]:
-    """``verl-focal check``'s line on the mandatory values left unset (none when all are set): it checks a config
-    that may name no engine yet, so it says so instead of refusing; the dry run and the launch refuse."""
-    keys = missing_mandatory(config)
-    if not keys:
-        return []
-    return [f"mandatory value(s) left unset (???): {', '.join(keys)}; a --dry-run and a launch refuse this config "
-            f"until you set {_fixes(keys)}"]
-
-
-def check_mandatory(config: DictConfig) -> None:
-    """Refuse, naming every key, a mandatory value left unset (``???``): before Ray, in a dry run and a launch."""
+def check_mandatory(config: DictConfig, refuse: bool = True) -> list[str]:
+    """Refuse, naming every key, a mandatory value left unset (``???``): before Ray, in a dry run and a launch.
+    ``refuse=False`` (``verl-focal check``, which takes configs that may name no engine yet): the same keys and
+    fix in a warning line, returned."""
     from verl_focal.config.errors import ConfigError
 
     keys = missing_mandatory(config)
-    if keys:
-        raise ConfigError(f"mandatory value(s) left unset (???): {', '.join(keys)}; verl would stop with "
-                          f"MissingMandatoryValue after Ray starts: set {_fixes(keys)}")
-
-
+    if not keys:
+        return []
+    if not refuse:
+        return [f"mandatory value(s) left unset (???): {', '.join(keys)}; a --dry-run and a launch refuse this "
+                f"config until you set {_fixes(keys)}"]
+    raise ConfigError(f"mandatory value(s) left unset (???): {', '.join(keys)}; verl would stop with "
+                      f"MissingMandatoryValue after Ray starts: set {_fixes(keys)}")

@@ -27,7 +27,8 @@ from typing import Any
 
 from verl_focal.config.key_names import config_get
 
-__all__ = ["BYTES_PER_PARAM", "checkpoint_disk_line", "count_parameters", "saves_and_peak", "validation_line"]
+__all__ = ["BYTES_PER_PARAM", "checkpoint_disk_line", "count_parameters", "run_size_lines", "saves_and_peak",
+           "validation_line"]
 
 _DTYPE_BYTES = {"fp32": 4, "float32": 4, "bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2}
 #: bytes per parameter of each ``checkpoint.save_contents`` entry (``model``: see ``_DTYPE_BYTES``)
@@ -135,3 +136,8 @@ def validation_line(config: Any) -> str | None:
     again = f", again every {freq} steps" if freq > 0 else ""
     return (f"validation: before step 1{again}, {rows} prompts x {n} = {rows * n} responses of up to {length} tokens "
             "(trainer.val_before_train=false skips the one before step 1)")
+
+
+def run_size_lines(config: Any) -> list[str]:
+    """The run's size in the lines a dry run prints: :func:`validation_line` and :func:`checkpoint_disk_line`."""
+    return [line for line in (validation_line(config), checkpoint_disk_line(config)) if line]

@@ -10,15 +10,13 @@ one-line warning naming both versions; it never stops a run.
 from __future__ import annotations
 
 import importlib.metadata as md
-import logging
 import sys
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["verl_pins", "version_mismatches", "warn_on_version_mismatch", "ENGINES", "CHECKED"]
+__all__ = ["verl_pins", "version_mismatches", "ENGINES", "CHECKED"]
 
-logger = logging.getLogger(__name__)
 
 #: rollout engines with a verl extra of the same name
 ENGINES = ("vllm", "sglang")
@@ -87,12 +85,4 @@ def version_mismatches() -> list[str]:
                     f"`pip install 'verl-focal[{extra}]'` installs the tested stack" if extra else
                     f"{name} {have} is installed but {where} requires {name}{req.specifier}"
                 )
-    return problems
-
-
-def warn_on_version_mismatch() -> list[str]:
-    """Log each mismatch as one WARNING line; return them."""
-    problems = version_mismatches()
-    for p in problems:
-        logger.warning("verl-focal: %s", p)
     return problems
