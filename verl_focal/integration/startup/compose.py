@@ -196,20 +196,34 @@ MEGATRON_COMMAND = ("python -m verl.trainer.main_ppo --config-name ppo_megatron_
 
 
 def refuse_megatron(overrides: list[str]) -> None:
-    """A Megatron strategy or another primary config (``--config-name``): our entry point composes verl's FSDP
-    ``ppo_trainer`` only, so refuse in one line naming the command that runs Megatron with our hooks."""
+    """A Megatron strategy (``*.strategy=megatron``, or ``model_engine=megatron``, which picks verl's Megatron
+    actor, ref and critic configs) or another primary config (``--config-name``): our entry point composes verl's
+    FSDP ``ppo_trainer`` only, so refuse in one line naming the command that runs Megatron with our hooks."""
     from verl_focal.config.errors import ConfigError
 
     for o in overrides:
         key, _, value = o.lstrip("+~").partition("=")
         if o.startswith(("--config-name", "-cn", "--config-path", "-cp")):
             what = o
-        elif key.endswith(".strategy") and value.strip("'\"") == "megatron":
+        elif (key.endswith(".strategy") or key == "model_engine") and value.strip("'\"") == "megatron":
             what = o
         else:
             continue
         raise ConfigError(f"{what}: python -m verl_focal.main_ppo composes verl's FSDP config (ppo_trainer) only; "
                           f"run Megatron through verl's entry point with our hooked mode: {MEGATRON_COMMAND}")
+
+
+def _with_verl_searchpath(overrides: list[str], verl_path: str) -> list[str]:
+    """A user's ``hydra.searchpath=[...]`` keeps verl's config folder on it (Hydra's override replaces the list,
+    and our config's ``ppo_trainer`` lives there): verl's folder is appended to the user's entries."""
+    out = []
+    for o in overrides:
+        key, _, value = o.partition("=")
+        if key.lstrip("+") == "hydra.searchpath" and not key.startswith("~"):
+            entries = [e.strip() for e in value.strip().strip("[]").split(",") if e.strip()]
+            o = f"hydra.searchpath=[{','.join([*entries, verl_path])}]"
+        out.append(o)
+    return out
 
 
 def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG_NAME,
@@ -238,11 +252,11 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
     _refuse_trainer_override(given)
     refuse_megatron(given)
     search = verl_config_searchpath()  # verl's YAML folder, so that composing does not import verl
-    user_search = any(o.lstrip("+~").startswith("hydra.searchpath") for o in given)
+    given = _with_verl_searchpath(given, f"'{search}'" if search else "pkg://verl.trainer.config")
     GlobalHydra.instance().clear()
     try:
         if TRAINERS[trainer] is None:
-            if search and not user_search:
+            if search and not any(o.startswith("hydra.searchpath=") for o in given):
                 given = [f"hydra.searchpath=['{search}']", *given]
             with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
                 return compose(config_name=config_name, overrides=given)
@@ -250,8 +264,11 @@ def compose_config(overrides: list[str] | None = None, config_name: str = CONFIG
         verl_path = f"'{search}'" if search else "pkg://verl.trainer.config"
         # verl's configs of these trainers inherit values from ppo_trainer that their trainers refuse
         # (hybrid_engine=true, ...): the only working ones go first, so a user's own setting is checked instead
-        ours = [f"hydra.searchpath=[{verl_path},pkg://{CONFIG_MODULE}]", "+sections=focal",
-                *SEPARATED_DEFAULTS[trainer]]
+        user = [o for o in given if o.startswith("hydra.searchpath=")]  # the user's entries, then verl's, ours
+        given = [o for o in given if o not in user]
+        path = user[-1].partition("=")[2].strip("[]") + f",pkg://{CONFIG_MODULE}" if user else \
+            f"{verl_path},pkg://{CONFIG_MODULE}"
+        ours = [f"hydra.searchpath=[{path}]", "+sections=focal", *SEPARATED_DEFAULTS[trainer]]
         with initialize_config_dir(config_dir=config_dir, version_base=None):
             return compose(config_name=name, overrides=ours + given)
     except HydraException as e:

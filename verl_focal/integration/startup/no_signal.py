@@ -57,6 +57,8 @@ def check_group_size(config: Any, spec: Any) -> None:
     if n is None:
         return
     est = config_get(config, "algorithm.adv_estimator")
+    if spec is None and distills_without_task_rewards(config):
+        return  # the distillation loss alone trains: no group compares rewards
     if spec is None:
         if int(n) < 2 and is_group_relative(config, None):
             raise ConfigError(
@@ -73,6 +75,14 @@ def check_group_size(config: Any, spec: Any) -> None:
     raise ConfigError(f"actor_rollout_ref.rollout.n={n}: {spec.name} needs rollout.n >= {spec.min_rollouts} "
                       f"({why}); set actor_rollout_ref.rollout.n={max(RECIPE_N, spec.min_rollouts)} "
                       "(the recipes' value)")
+
+
+def distills_without_task_rewards(config: Any) -> bool:
+    """verl's on-policy distillation with the task rewards off (``distillation.enabled=true``,
+    ``distillation.distillation_loss.use_task_rewards=false``): the teacher's loss alone trains, so a group of one
+    rollout is what such a run means (verl ``trainer/config/distillation/distillation.yaml``)."""
+    return bool(config_get(config, "distillation.enabled", False)) and config_get(
+        config, "distillation.distillation_loss.use_task_rewards", True) is False
 
 
 def largest_focal_weight(n: int, gamma: float) -> float:

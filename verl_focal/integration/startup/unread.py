@@ -12,7 +12,7 @@ so a new namespace of ours or of verl's is known as soon as it is in the config:
   ``legacy_reward_impl.yaml`` (top-level ``custom_reward_function``, ``reward_model.*``, ``sandbox_fusion``), which
   verl 0.9.1 migrates only in its fully_async trainer, and :func:`unread_keys`;
 * :func:`unread_keys`: keys of our sections that the chosen estimator does not read (refused, naming the readers);
-* :func:`~verl_focal.config.liveness.dead_key_problems`: verl's keys that verl reads only under a condition this
+* :func:`~verl_focal.config.liveness.dead_key_findings`: verl's keys that verl reads only under a condition this
   config does not meet (the liveness table, :mod:`verl_focal.config.liveness`).
 
 No verl import.
@@ -29,11 +29,11 @@ from verl_focal.config.key_names import config_get, suggest_key
 from verl_focal.config.key_names import free_keys as _free
 from verl_focal.config.key_names import get as _get
 from verl_focal.config.key_names import plain as _plain
-from verl_focal.config.liveness import dead_key_problems
+from verl_focal.config.liveness import dead_key_findings
 from verl_focal.integration.startup.compose import legacy_blocks
 from verl_focal.integration.startup.reads import reads_here, run_estimator
 
-__all__ = ["check_unread", "reads_here", "unread_keys", "REFUSED_ZONES"]
+__all__ = ["check_unread", "declared_field", "reads_here", "unread_keys", "REFUSED_ZONES"]
 
 #: where an added key nothing reads is refused (elsewhere: warned); "" is the top level
 REFUSED_ZONES = ("algorithm", "reward", "trainer", "async_training")
@@ -107,6 +107,8 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
             anc = anc.rpartition(".")[0]
         if anc and _free(anc, _get(t, anc)) or _adds_kwargs(key, anc):
             continue  # a free-keys dict: adding keys is what it is for
+        if declared_field(t, key):
+            continue  # a field of the section's dataclass that its YAML leaves out (verl reads it)
         meant = suggest_key(key, t, value, exclude=legacy, estimators=ours, live=live)
         hint = f" (did you mean {meant!r}?)" if meant else ""
         if _zone(key, t) in ("", *REFUSED_ZONES):
@@ -117,12 +119,44 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
             warnings.append(f"+{key} is not a key of verl's config{hint}: only code that looks it up by name "
                             "reads it")
     # keys that exist but that verl reads only under a condition this config does not meet (config/liveness.py)
-    problems += dead_key_problems(config, [(raw.lstrip("+~"), value) for raw, value in keys
-                                           if not raw.startswith("~") and value not in (None, "null")])
+    dead, harmless = dead_key_findings(config, [(raw.lstrip("+~"), value) for raw, value in keys
+                                                if not raw.startswith("~") and value not in (None, "null")])
+    problems += dead
+    warnings += harmless
     problems += unread_keys(config, overrides)
     if problems:
         raise ConfigError("; ".join(problems))
     return warnings
+
+
+def declared_field(tree: dict, key: str) -> bool:
+    """Whether ``key`` is a field of the dataclass that its nearest section in ``tree`` names in ``_target_`` (verl's
+    config classes declare fields their YAML leaves out: ``algorithm.gdpo_reward_keys``, ``fsdp_config.
+    mixed_precision``), or lies inside such a field typed as a free dict.  The class is imported (verl's)."""
+    import dataclasses
+    import importlib
+
+    parts = key.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        node = _get(tree, ".".join(parts[:i]))
+        if node is _MISSING or not isinstance(node, dict):
+            continue
+        target = node.get("_target_")
+        if not isinstance(target, str) or "." not in target:
+            return False
+        module, _, name = target.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            return False
+        if not dataclasses.is_dataclass(cls):
+            return False
+        fields = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+        field = parts[i]
+        if field not in fields:
+            return False
+        return i == len(parts) - 1 or "dict" in fields[field].lower() or fields[field] in ("Any", "typing.Any")
+    return False
 
 
 def unread_keys(config: Any, overrides: list[str]) -> list[str]:
