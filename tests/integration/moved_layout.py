@@ -83,7 +83,8 @@ def moved_copy(dest: Path) -> None:
     lines = text.splitlines(keepends=True)
     tree = ast.parse(text)
     defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    first_def = min(n.lineno - len(n.decorator_list) for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef))
+    tops = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+    first_def = min(n.lineno - len(n.decorator_list) for n in tops)
     header = "".join(lines[: first_def - 1])  # ray_trainer's imports: what the moved bodies use
     spans = sorted(((defs[n].lineno, defs[n].end_lineno) for n in MOVED), reverse=True)
     moved = "".join("".join(lines[a - 1:b]) + "\n\n" for a, b in sorted(spans))
@@ -157,7 +158,14 @@ def _step(family, est, config, tq):
     """The family's advantage step; (the rows in the output's order, the last-token advantages)."""
     import numpy as np
 
-    from verl_harness import ActorWorkerGroup, Rollout, first_token_advantages, put_rollouts, separated_trainer, v1_trainer
+    from verl_harness import (
+        ActorWorkerGroup,
+        Rollout,
+        first_token_advantages,
+        put_rollouts,
+        separated_trainer,
+        v1_trainer,
+    )
 
     rows = [(*r, t) for r, t in zip(ROWS, TEXTS)]
     if family == "v1":
@@ -199,12 +207,12 @@ def child() -> list[dict]:
         from verl_focal.integration.hooks import dataproto_hook
 
         dataproto_hook.follow_compute_advantage = lambda: []
+    import verl.trainer.ppo.ray_trainer as rt
+
     import verl_focal.plugin  # noqa: F401 - as verl's entry point loads it
     from verl_focal.config.errors import UserError
     from verl_focal.integration.startup.compose import compose_config
     from verl_focal.integration.startup.validate import validate_start
-
-    import verl.trainer.ppo.ray_trainer as rt
 
     assert rt.compute_advantage.__wrapped__.__module__ == "verl.trainer.ppo.trainer_utils", "not the moved layout"
     results, tq, started = [], None, False

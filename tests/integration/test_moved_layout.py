@@ -11,7 +11,8 @@ import moved_layout
 import pytest
 
 CELLS = [(f, e) for f in moved_layout.FAMILIES for e in moved_layout.ESTIMATORS]
-LABELS = {"v1": "the v1 PPOTrainer", "one_step_off": "the one-step-off trainer", "fully_async": "the fully-async trainer"}
+LABELS = {"v1": "the v1 PPOTrainer", "one_step_off": "the one-step-off trainer",
+          "fully_async": "the fully-async trainer"}
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,6 @@ from omegaconf import open_dict
 
 from verl_focal.config.schema import parse_settings
 from verl_focal.integration.hooks.modes import HOOKED_MODES, hooked_mode
-from verl_focal.integration.hooks.post_import import is_hooked
 from verl_focal.integration.registration import get_spec
 from verl_focal.step.rows import context_from_rows
 from verl_focal.step.seam import AdvantageStep, begin, finish
@@ -112,7 +111,7 @@ def register_hooked_trainers() -> None:
     With the hook around ``compute_advantage`` installed, verl's v1 ``utils`` must call it (old log-probs,
     agent sessions); without it, the pre-flight refuses our estimators anyway (compat.require)."""
     from verl.trainer.ppo import ray_trainer  # noqa: F401 - its import runs the advantage hook, if not yet run
-    from verl.trainer.ppo.v1 import trainer_base, utils
+    from verl.trainer.ppo.v1 import trainer_base
 
     from verl_focal.integration.compat import disabled, step_problem
     from verl_focal.integration.hooks.dataproto_hook import follow_compute_advantage
