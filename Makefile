@@ -87,9 +87,10 @@ test-vllm: $(VLLM_STAMP)
 # say whether verl-focal runs on it.
 VERL       ?= 0.9.0
 VERL_VENV  := .venv-verl-$(VERL)
-# verl 0.9.0's v1 trainer imports TransferQueue, which its package does not declare (its requirements.txt pins
-# 0.1.8; 0.9.1's verl-core extra declares it): a user of 0.9.0 has it from there
-VERL_WITH  ?= $(if $(filter 0.9.0,$(VERL)),TransferQueue==0.1.8,)
+# verl 0.9.0 imports TransferQueue and cachetools, and serves with fastapi and uvicorn, none of which its package
+# declares (its requirements.txt pins TransferQueue 0.1.8 and lists fastapi and uvicorn; 0.9.1's verl-core extra
+# declares them all): a user of 0.9.0 installs them by hand
+VERL_WITH  ?= $(if $(filter 0.9.0,$(VERL)),TransferQueue==0.1.8 cachetools fastapi uvicorn,)
 VERL_TESTS ?= tests/integration/test_compat_on_cpu.py tests/integration/test_moved_layout.py \
               tests/integration/test_host_safety.py tests/integration/test_separated_trainers_on_cpu.py \
               tests/integration/test_legacy_hook_on_cpu.py tests/integration/test_family_dispatch_on_cpu.py \
