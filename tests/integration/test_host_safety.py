@@ -13,6 +13,7 @@ from pathlib import Path
 import host_safety
 import pytest
 
+from verl_focal.integration import compat
 from verl_focal.integration.compat import CONTRACT, FEATURES
 
 HERE = Path(__file__).resolve().parent
@@ -40,7 +41,7 @@ def test_a_renamed_verl_name_disables_only_our_feature(results, touch):
     refusal = r["refusal"]
     assert refusal is not None, "a config that needs the name passed the pre-flight"
     assert "\n" not in refusal and any(n in refusal for n in renamed), refusal
-    assert "pip install 'verl[verl-core]==0.9.1'" in refusal
+    assert f"pip install '{compat.pinned_verl_spec()}'" in refusal
     if host_safety.cases(touch)[1] is not None:
         assert r["other"] is None, f"a config that does not need it was refused: {r['other']}"
     for line in r["warnings"]:  # one line per feature the rename took away, naming the name

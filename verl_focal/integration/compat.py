@@ -11,6 +11,15 @@ verl-focal lives in verl's process (the ``verl.plugins`` entry point is imported
   config needs (:func:`features_for`): a missing name refuses that config at start-up in one line,
   and only that config: the rest keep working.
 
+A name that exists is not enough: what a trainer calls at its advantage step must be our wrapper
+(:func:`step_problem`, the contract of identity).  verl PR #7237 moves ``compute_advantage`` into
+``verl.trainer.ppo.trainer_utils`` and re-exports it from ``ray_trainer``: every name still resolves, while a
+trainer that imports it from the new module would call verl's own function.  :data:`STEP_CALLERS` names, per
+trainer family, the function whose body makes that call; :func:`require` follows its module globals (whatever
+module they were imported from) and refuses our estimators in one line when the callee is not ours.  And the
+installed verl must be inside our tested range (:func:`verl_in_range`): outside it the plugin installs nothing
+and :func:`require` refuses our estimators.
+
 ``tests/integration/test_host_safety.py`` renames each listed name in a copy of the installed verl (as
 an upstream refactor would) and checks the rule.  Fields (``field=True``: attributes of verl's data
 objects and trainers whose identifiers are generic words, e.g. ``DataProto.batch``; Ray's
@@ -18,7 +27,7 @@ objects and trainers whose identifiers are generic words, e.g. ``DataProto.batch
 as a string literal in that function's source) are checked the same way at install, but are not renamed there:
 verl could not rename them without renaming Python's own, or Ray's, or they are not identifiers.
 
-The pin itself lives in ``pyproject.toml`` (``verl[verl-core]==X``); :func:`pinned_verl_spec` reads it
+The range itself lives in ``pyproject.toml`` (``verl[verl-core]>=X,<Y``); :func:`pinned_verl_spec` reads it
 back.  No verl import at module level.
 """
 
@@ -34,8 +43,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CONTRACT", "FEATURES", "Touch", "available", "disabled", "features_for", "install", "missing",
-           "pinned_verl_spec", "require"]
+__all__ = ["CONTRACT", "FEATURES", "STEP_CALLERS", "Touch", "available", "disabled", "features_for", "install",
+           "is_hooked", "mark_hooked", "missing", "pinned_verl_spec", "require", "step_callee", "step_problem",
+           "verl_in_range"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +79,8 @@ _CA = "verl.trainer.ppo.core_algos"
 _RT = "verl.trainer.ppo.ray_trainer"
 _V1 = "verl.trainer.ppo.v1.trainer_base"
 _SEP = "verl.experimental.separation.ray_trainer"
+_OSO = "verl.experimental.one_step_off_policy.ray_trainer:OneStepOffRayTrainer"
+_FA = "verl.experimental.fully_async_policy.fully_async_trainer:FullyAsyncTrainer.__ray_actor_class__"
 
 CONTRACT: tuple[Touch, ...] = (
     Touch(f"{_CA}:ADV_ESTIMATOR_REGISTRY", "registry write", "estimators", "our estimators are registered there"),
@@ -83,6 +95,7 @@ CONTRACT: tuple[Touch, ...] = (
     Touch("verl.protocol:DataProto.batch", "read", "advantage", "old log-probs, response ids", field=True),
     Touch("verl.protocol:DataProto.non_tensor_batch", "read", "advantage", "uids, reward extras", field=True),
     Touch("verl.protocol:DataProto.meta_info", "write", "advantage", "a legacy step's metrics", field=True),
+    Touch(f"{_RT}:RayPPOTrainer.fit", "read", "legacy", "the legacy step: the compute_advantage it calls must be ours"),
     Touch(f"{_V1}:PPOTrainer", "subclass", "v1", "the hooked trainer modes focal_*"),
     Touch(f"{_V1}:PPOTrainer._compute_old_log_prob", "override", "v1", "starts the prefetch before the pass"),
     Touch(f"{_V1}:PPOTrainer._compute_advantage", "override", "v1", "installs the step's context"),
@@ -92,6 +105,8 @@ CONTRACT: tuple[Touch, ...] = (
     Touch(f"{_V1}:register_trainer", "call", "v1", "registers focal_sync & co."),
     Touch(f"{_V1}:get_trainer_cls", "call", "v1", "the base class of each hooked mode"),
     Touch(f"{_V1}:TRAINER_REGISTRY", "read", "v1", "a mode registered twice is kept once"),
+    Touch("verl.trainer.ppo.v1.utils:compute_advantage_for_multi_trajectories", "read", "v1",
+          "the v1 step: the compute_advantage it calls must be ours"),
     Touch("verl.trainer.ppo.v1.utils:compute_advantage", "read", "v1",
           "must be ray_trainer's (the wrapped) function: old log-probs and agent sessions"),
     Touch("transfer_queue:kv_batch_get", "call", "v1", "reads the reward extras, prompts and response ids"),
@@ -126,6 +141,10 @@ CONTRACT: tuple[Touch, ...] = (
     Touch("verl.utils.import_utils:FILE_PATH_PREFIX", "read", "entry", "the reward function, resolved as verl does"),
     Touch("verl.experimental.one_step_off_policy.main_ppo:OneStepTaskRunner", "call", "one_step_off_entry",
           "--trainer one_step_off"),
+    Touch(f"{_OSO}._fit_compute_advantage", "read", "one_step_off_entry",
+          "one-step-off's step: the compute_advantage it calls must be ours"),
+    Touch(f"{_FA}._fit_compute_advantage", "read", "fully_async_entry",
+          "fully-async's step: the compute_advantage it calls must be ours"),
     Touch("verl.experimental.fully_async_policy.fully_async_main:FullyAsyncTaskRunner", "call",
           "fully_async_entry", "--trainer fully_async"),
     Touch("verl.experimental.reward_loop:migrate_legacy_reward_impl", "call", "fully_async_entry",
@@ -203,7 +222,7 @@ def install(feature: str, step: Callable[[], object]) -> bool:
     """Run the install ``step`` of ``feature`` when all its names exist; else, or when the step raises, log
     one WARNING and install nothing (see the module docstring).  Never raises; returns whether it ran."""
     try:
-        gone = missing(feature)
+        gone = missing(feature) if verl_in_range() else [f"a release in {pinned_verl_spec()}"]
         if not gone:
             step()
             _DISABLED.pop(feature, None)
@@ -238,10 +257,15 @@ def features_for(trainer: str = "ppo", use_v1: bool = True, ours: bool = True) -
 
 
 def require(features: Iterable[str], what: str) -> None:
-    """Raise :class:`~verl_focal.config.errors.ConfigError` (one line) when a name of ``features`` is missing
-    or a feature's install step failed in this process; ``what`` names the refused config."""
+    """Raise :class:`~verl_focal.config.errors.ConfigError` (one line) when the installed verl is outside our
+    range (a feature of ours), a name of ``features`` is missing, a feature's install step failed in this process,
+    or a trainer the feature hooks will not call our wrapper (:func:`step_problem`); ``what`` names the config."""
     from verl_focal.config.errors import ConfigError
 
+    features = list(features)
+    if not verl_in_range() and set(features) & set(_PLUGIN_FEATURES):
+        raise ConfigError(f"{what} needs verl in {pinned_verl_spec()}, and verl {_verl_version()} is installed: "
+                          f"verl-focal installs nothing into it; {_fix()}")
     for feature in features:
         gone = missing(feature)
         if gone:
@@ -249,6 +273,85 @@ def require(features: Iterable[str], what: str) -> None:
                               f"the installed verl {_verl_version()} lacks; {_fix()}")
         if feature in _DISABLED:
             raise ConfigError(f"{what} needs {FEATURES[feature]}, whose install failed: {_DISABLED[feature]}; {_fix()}")
+    for feature in features:
+        problem = step_problem(feature)
+        if problem is not None:
+            raise ConfigError(f"{what} refused: {problem}; {_fix()}")
+
+
+#: the features the plugin installs into verl's process (the rest are our entry points' and the demo's)
+_PLUGIN_FEATURES = ("estimators", "advantage", "v1", "legacy", "separated")
+
+#: the flag on a function that is one of our wrappers (:func:`mark_hooked`)
+_HOOK_FLAG = "_verl_focal_hook"
+
+#: per trainer family: (the feature that hooks it, its name in messages, ``module:attribute.path`` of the function
+#: whose body calls ``compute_advantage`` at the step, the global functions it calls on the way there)
+STEP_CALLERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("legacy", "the legacy RayPPOTrainer", f"{_RT}:RayPPOTrainer.fit", ()),
+    ("v1", "the v1 PPOTrainer", f"{_V1}:PPOTrainer._compute_advantage", ("compute_advantage_for_multi_trajectories",)),
+    ("separated", "the one-step-off trainer", f"{_OSO}._fit_compute_advantage", ()),
+    ("separated", "the fully-async trainer", f"{_FA}._fit_compute_advantage", ()),
+)
+
+
+def mark_hooked(fn: Callable) -> Callable:
+    """Flag ``fn`` as a verl-focal wrapper (see :func:`is_hooked`); returns it."""
+    setattr(fn, _HOOK_FLAG, True)
+    return fn
+
+
+def is_hooked(fn: object) -> bool:
+    """Whether ``fn`` is a verl-focal wrapper (:func:`mark_hooked`)."""
+    return bool(getattr(fn, _HOOK_FLAG, False))
+
+
+def step_callee(path: str, via: tuple[str, ...] = ()) -> tuple[str, object]:
+    """What the function at ``path`` (past our wrapper of it) calls as ``compute_advantage``, through the global
+    functions ``via``: ``(the module whose global it is, the object)``, the object None when that function's code
+    names no ``compute_advantage``.  Each hop is the calling function's own module global, so the answer holds
+    whatever module the name was imported from."""
+    module, _, attr = path.partition(":")
+    fn = functools.reduce(getattr, attr.split("."), importlib.import_module(module))
+    for name in (*via, "compute_advantage"):
+        fn = inspect.unwrap(fn)
+        where = fn.__globals__["__name__"]
+        if name not in fn.__code__.co_names:
+            return where, None
+        fn = fn.__globals__.get(name)
+    return where, fn
+
+
+def step_problem(feature: str) -> str | None:
+    """One line when a trainer family hooked by ``feature`` (:data:`STEP_CALLERS`) will call, at its advantage
+    step, another ``compute_advantage`` than our wrapper; None when each calls ours.  A family whose step function
+    is missing is refused by its contract names (:func:`require`), not here."""
+    failing: list[str] = []
+    for feat, family, path, via in STEP_CALLERS:
+        if feat != feature or not _resolve(path):
+            continue
+        try:
+            where, fn = step_callee(path, via)
+        except Exception as e:  # noqa: BLE001 - a step we cannot follow is not known to be ours
+            return f"{family}'s advantage step ({path}) cannot be followed on verl {_verl_version()} ({e})"
+        if not is_hooked(fn):
+            called = "no compute_advantage" if fn is None else f"{getattr(fn, '__module__', '?')}.compute_advantage"
+            failing.append(f"{family} calls {called} (bound in {where})")
+    if not failing:
+        return None
+    return f"{'; '.join(failing)}, not verl-focal's wrapper, at the advantage step on verl {_verl_version()}"
+
+
+def verl_in_range() -> bool:
+    """Whether the installed verl is a release of our range (:func:`pinned_verl_spec`); an unknown version is."""
+    from packaging.requirements import Requirement
+    from packaging.version import InvalidVersion, Version
+
+    spec, version = pinned_verl_spec(), _verl_version()
+    try:
+        return spec is None or Requirement(spec).specifier.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return version == "?"
 
 
 def _how(name: str) -> str:
@@ -263,8 +366,8 @@ def _verl_version() -> str:
 
 
 def _fix() -> str:
-    spec = pinned_verl_spec() or "verl==0.9.1"
-    return f"install the verl verl-focal is tested with: pip install '{spec}'"
+    spec = pinned_verl_spec() or "verl[verl-core]>=0.9.0,<0.10"
+    return f"install a verl verl-focal is tested with: pip install '{spec}'"
 
 
 def pinned_verl_spec() -> str | None:

@@ -3,8 +3,10 @@
 Every verl trainer reaches a registered estimator through one function,
 ``verl.trainer.ppo.ray_trainer.compute_advantage(data, adv_estimator, ..., config=algorithm)``, on a
 ``DataProto``: the legacy ``RayPPOTrainer`` calls it, and the v1 trainer's ``utils`` and the separated
-trainers' module import it from there by name.  :func:`hook_compute_advantage` wraps it once, right
-after ``ray_trainer`` is imported, so the modules that import it afterwards bind the wrapper.  For verl's
+trainers' module import it by name (from ``ray_trainer`` in 0.9.1).  :func:`hook_compute_advantage` wraps it once,
+right after ``ray_trainer`` is imported, and binds the wrapper in the module that defines it and every verl module
+that holds verl's function (:func:`follow_compute_advantage`), so the modules that import it afterwards, from
+either module, bind the wrapper.  For verl's
 own estimators the wrapper calls verl's function unchanged.  For ours it dispatches the estimator itself, as
 verl's generic branch does (:func:`_dispatch`), with the step's context as an argument (``ctx=``):
 
@@ -45,14 +47,11 @@ from verl_focal.step.rows import TEXT_NEEDS, attach_old_log_probs, context_from_
 from verl_focal.step.seam import begin, finish
 from verl_focal.step.sessions import spread_session_advantages
 
-__all__ = ["METRICS_KEY", "DOWNSTREAM_BINDINGS", "hook_compute_advantage", "hook_separated_trainers",
+__all__ = ["METRICS_KEY", "follow_compute_advantage", "hook_compute_advantage", "hook_separated_trainers",
            "install_legacy_hook", "wrap_compute_advantage"]
 
 #: where the wrapper leaves a legacy step's metrics on the returned DataProto's ``meta_info``
 METRICS_KEY = "verl_focal_metrics"
-
-#: modules that import ``compute_advantage`` from ``verl.trainer.ppo.ray_trainer`` by name
-DOWNSTREAM_BINDINGS = ("verl.trainer.ppo.v1.utils", "verl.experimental.separation.ray_trainer")
 
 #: the legacy trainer's tokenizer factory (and the tokenizer, once built), set by :func:`install_legacy_hook`
 _LEGACY: dict[str, Any] = {}
@@ -131,16 +130,29 @@ def _complete(ctx: AdvantageContext, data, adv_estimator, config):
 
 
 def hook_compute_advantage() -> None:
-    """Wrap ``verl.trainer.ppo.ray_trainer.compute_advantage`` (idempotent), and the downstream bindings
-    already imported with verl's original (the plugin runs this right after ``ray_trainer`` is imported)."""
+    """Wrap ``verl.trainer.ppo.ray_trainer.compute_advantage`` (idempotent) and bind the wrapper wherever a verl
+    module holds verl's function (:func:`follow_compute_advantage`); the plugin runs this right after
+    ``ray_trainer`` is imported."""
     rt = importlib.import_module("verl.trainer.ppo.ray_trainer")
-    orig = rt.compute_advantage
-    if not is_hooked(orig):
-        rt.compute_advantage = wrap_compute_advantage(orig)
-    for name in DOWNSTREAM_BINDINGS:
-        mod = sys.modules.get(name)
-        if mod is not None and getattr(mod, "compute_advantage", None) is orig:
-            mod.compute_advantage = rt.compute_advantage
+    if not is_hooked(rt.compute_advantage):
+        rt.compute_advantage = wrap_compute_advantage(rt.compute_advantage)
+    follow_compute_advantage()
+
+
+def follow_compute_advantage() -> list[str]:
+    """Bind the wrapper in every imported verl module whose global ``compute_advantage`` is verl's function: the
+    module that defines it (``ray_trainer`` in 0.9.1; ``trainer_utils`` after verl PR #7237, which re-exports it
+    from ``ray_trainer``), so that modules importing it later get the wrapper, and the modules that imported it
+    already (the v1 ``utils``, the separated trainers').  Returns the modules rebound."""
+    wrapper = sys.modules["verl.trainer.ppo.ray_trainer"].compute_advantage
+    if not is_hooked(wrapper):
+        return []
+    orig, done = inspect.unwrap(wrapper), []
+    for name, mod in list(sys.modules.items()):
+        if name.partition(".")[0] == "verl" and getattr(mod, "__dict__", {}).get("compute_advantage") is orig:
+            mod.compute_advantage = wrapper
+            done.append(name)
+    return done
 
 
 def install_legacy_hook(tokenizer_factory: Callable[[], Any]) -> None:
@@ -177,6 +189,7 @@ def hook_separated_trainers() -> None:
     (the fully-async trainer is a Ray actor of its own)."""
     from verl.experimental.separation.ray_trainer import SeparateRayPPOTrainer as cls
 
+    follow_compute_advantage()  # the module-global compute_advantage its step calls (compat.step_problem)
     if is_hooked(cls._fit_compute_advantage):
         return
     orig_log_prob, orig_adv = cls._fit_compute_log_prob, cls._fit_compute_advantage

@@ -9,8 +9,9 @@ verl.trainer.main_ppo`` too.  The callback runs inside verl's own import: it mus
 never raise there, so an exception is logged as one WARNING and dropped (the
 callbacks the plugin passes are guarded already, :func:`~verl_focal.integration.compat.install`).
 
-:func:`mark_hooked` / :func:`is_hooked` flag the verl functions we replaced with a wrapper, so
-that every hook installs once per process and ``verl-focal check`` can report which are hooked.
+``mark_hooked`` / ``is_hooked`` (defined in :mod:`verl_focal.integration.compat`, re-exported here) flag the verl
+functions we replaced with a wrapper, so that every hook installs once per process and ``verl-focal check`` can
+report which are hooked.
 """
 
 from __future__ import annotations
@@ -21,23 +22,11 @@ import logging
 import sys
 from collections.abc import Callable
 
+from verl_focal.integration.compat import is_hooked, mark_hooked  # the flag lives with the contract
+
 __all__ = ["when_imported", "mark_hooked", "is_hooked"]
 
 logger = logging.getLogger(__name__)
-
-#: the attribute that marks a function as one of our wrappers
-_HOOK_FLAG = "_verl_focal_hook"
-
-
-def mark_hooked(fn: Callable) -> Callable:
-    """Flag ``fn`` as a verl-focal wrapper (see :func:`is_hooked`); returns it."""
-    setattr(fn, _HOOK_FLAG, True)
-    return fn
-
-
-def is_hooked(fn: object) -> bool:
-    """Whether ``fn`` is a verl-focal wrapper (:func:`mark_hooked`)."""
-    return bool(getattr(fn, _HOOK_FLAG, False))
 
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -31,7 +31,6 @@ from omegaconf import open_dict
 
 from verl_focal.config.schema import parse_settings
 from verl_focal.integration.hooks.modes import HOOKED_MODES, hooked_mode
-from verl_focal.integration.hooks.post_import import is_hooked
 from verl_focal.integration.registration import get_spec
 from verl_focal.step.rows import context_from_rows
 from verl_focal.step.seam import AdvantageStep, begin, finish
@@ -111,13 +110,15 @@ def register_hooked_trainers() -> None:
     """Register a hooked subclass of each of verl's v1 modes (:data:`HOOKED_MODES`) under our name; idempotent.
     With the hook around ``compute_advantage`` installed, verl's v1 ``utils`` must call it (old log-probs,
     agent sessions); without it, the pre-flight refuses our estimators anyway (compat.require)."""
-    from verl.trainer.ppo.v1 import trainer_base, utils
+    from verl.trainer.ppo import ray_trainer  # noqa: F401 - its import runs the advantage hook, if not yet run
+    from verl.trainer.ppo.v1 import trainer_base
 
-    from verl_focal.integration.compat import disabled
+    from verl_focal.integration.compat import disabled, step_problem
+    from verl_focal.integration.hooks.dataproto_hook import follow_compute_advantage
 
-    if "advantage" not in disabled() and not is_hooked(utils.compute_advantage):
-        raise RuntimeError("verl.trainer.ppo.v1.utils.compute_advantage is not verl.trainer.ppo.ray_trainer's "
-                           "(hooked) function")
+    follow_compute_advantage()  # utils may have imported verl's function from its defining module before
+    if "advantage" not in disabled() and (problem := step_problem("v1")) is not None:
+        raise RuntimeError(problem)
     for base_mode, name in HOOKED_MODES.items():
         try:
             base = trainer_base.get_trainer_cls(base_mode)

@@ -56,16 +56,23 @@ def _verl_version() -> str | None:
     return getattr(mod, "__version__", None) or _installed("verl")
 
 
+def _admits(req: Requirement, version: str) -> bool:
+    try:
+        return req.specifier.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return False
+
+
 def version_mismatches() -> list[str]:
     """One line per installed package outside verl's pin (engine extra if an engine is installed), and one
-    when verl itself is not the version in our own pin."""
+    when verl itself is outside our own range."""
     from verl_focal.integration.compat import pinned_verl_spec
 
     verl_version = _verl_version() or "?"
     engines = [e for e in ENGINES if _installed(e)]
     problems = []
     spec = pinned_verl_spec()
-    if spec and "==" in spec and spec.split("==")[1].strip() != verl_version:
+    if spec and not _admits(Requirement(spec), verl_version):
         problems.append(f"verl-focal is tested against {spec} but verl {verl_version} is installed; run "
                         f"`pip install '{spec}'` if anything misbehaves")
     for extra in engines or [None]:
