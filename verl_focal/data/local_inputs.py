@@ -168,23 +168,67 @@ def check_example_data(config: Any, launch: bool) -> list[str]:
     return [f"{what}; a real launch refuses them unless {ALLOW_EXAMPLE_ENV}=1"]
 
 
-def check_data_columns(config: Any) -> None:
-    """The columns verl's dataset and the reward read, in each local training and validation parquet: the prompt
-    (``data.prompt_key``), ``data_source`` and ``reward_model`` (its ``ground_truth``).  Reads the schema only."""
+#: the data formats verl's RLHFDataset reads, by file name ending (verl/utils/dataset/rl_dataset.py: parquet through
+#: ``datasets.load_dataset("parquet")``, .json/.jsonl through ``load_dataset("json")``, anything else a ValueError)
+DATA_FORMATS = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}
+PARQUET_MAGIC = b"PAR1"
+
+
+def _data_columns(key: str, path: str, local: str) -> set[str]:
+    """The columns of one data file, read as verl will read it (by its name's ending); a file that is not what its
+    name says, or a format verl does not read, is refused naming the file."""
+    import json
     import os
 
+    ending = os.path.splitext(local)[1].lower()
+    fmt = DATA_FORMATS.get(ending)
+    if fmt is None:
+        raise ConfigError(f"{key}={path}: verl reads data files ending in {', '.join(DATA_FORMATS)} (by the name; "
+                          f"{ending or 'no ending'} is refused when the dataset loads): convert it, or rename it if "
+                          "it is one of those")
+    with open(local, "rb") as fh:
+        head = fh.read(4)
+    if fmt == "parquet":
+        if head != PARQUET_MAGIC:
+            raise ConfigError(f"{key}={path}: not a parquet file (it does not start with PAR1), and verl reads a "
+                              ".parquet as parquet: give the parquet file, or name a JSON file .jsonl")
+        import pyarrow.parquet as pq
+
+        try:
+            return set(pq.read_schema(local).names)
+        except Exception as e:  # noqa: BLE001 - pyarrow's own error on a damaged file
+            raise ConfigError(f"{key}={path}: not a readable parquet file ({str(e).splitlines()[0]})") from None
+    if head == PARQUET_MAGIC:
+        raise ConfigError(f"{key}={path}: a parquet file named {ending}, and verl reads {ending} as JSON: rename it "
+                          f"to {os.path.splitext(path)[0]}.parquet")
+    try:
+        with open(local, encoding="utf-8") as fh:
+            text = fh.read(1 << 20)
+            first = next((ln for ln in text.splitlines() if ln.strip()), "")
+            if first.lstrip().startswith("["):  # one JSON array of records: read whole
+                record = (json.loads(text + fh.read()) or [{}])[0]
+            else:  # JSON lines
+                record = json.loads(first) if first else {}
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ConfigError(f"{key}={path}: not JSON lines ({str(e).splitlines()[0]}), and verl reads {ending} as "
+                          "JSON: give one JSON record a line") from None
+    if not isinstance(record, dict):
+        raise ConfigError(f"{key}={path}: its records are {type(record).__name__}s, not JSON objects with columns")
+    return set(record)
+
+
+def check_data_columns(config: Any) -> None:
+    """Each local training and validation file is what its name says, in a format verl reads (parquet, JSON), and has
+    the columns verl's dataset and the reward read: the prompt (``data.prompt_key``), ``data_source`` and
+    ``reward_model`` (its ``ground_truth``).  Reads the schema, or a JSON file's first record."""
+    import os
 
     prompt_key = str(config_get(config, "data.prompt_key", "prompt") or "prompt")
     for key, path, kind in _local_paths(config):
         local = os.path.expanduser(path)
         if kind != "data" or "://" in path or not os.path.isfile(local):
             continue
-        try:
-            import pyarrow.parquet as pq
-
-            names = set(pq.read_schema(local).names)
-        except Exception:  # noqa: BLE001 - not a parquet (json/jsonl data, or a stand-in file): verl reads it
-            continue
+        names = _data_columns(key, path, local)
         lacks = [c for c in (prompt_key, "data_source", "reward_model") if c not in names]
         if lacks:
             raise ConfigError(
@@ -192,7 +236,8 @@ def check_data_columns(config: Any) -> None:
                 f"prompt from data.prompt_key={prompt_key} and the reward reads data_source and "
                 "reward_model.ground_truth: convert it with `verl-focal prep-data deepscaler --source FILE` "
                 "(problem/answer records), or set data.prompt_key")
-        _check_choice_truths(key, path, local)
+        if DATA_FORMATS[os.path.splitext(local)[1].lower()] == "parquet":
+            _check_choice_truths(key, path, local)
 
 
 def _check_choice_truths(key: str, path: str, local: str) -> None:
