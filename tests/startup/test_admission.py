@@ -156,6 +156,8 @@ CASES: dict[str, tuple[str, list[str], str, str]] = {
     "separated_trainer": ("check", ["actor_rollout_ref.hybrid_engine=true"], "hybrid_engine", "refuse"),
     "verl_config": ("check", ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=null"],
                     "verl's config check", "refuse"),
+    "batch_padding": ("check", ["data.train_batch_size=100", "actor_rollout_ref.actor.ppo_mini_batch_size=64"],
+                      "800 rows a step, and verl's v1 trainer pads each step to a multiple of 512", "warn"),
     "local_paths": ("dry_run", [], "no such file", "refuse"),
     "data_columns": ("dry_run", [], "missing column(s) ['prompt', 'reward_model']", "refuse"),
     "versions": ("check", [], "transformers", "warn"),

@@ -243,6 +243,12 @@ def _verl_config(a: Admission) -> list[str]:
         return check_verl_config(a.config, a.trainer)
 
 
+def _batch_padding(a: Admission) -> list[str]:
+    from verl_focal.integration.startup.batch import check_batch_padding
+
+    return check_batch_padding(a.config)
+
+
 def _mandatory(a: Admission) -> list[str]:
     from verl_focal.integration.startup.mandatory import check_mandatory
 
@@ -386,6 +392,10 @@ _ROWS: tuple[tuple, ...] = (
     ("verl_config", _S + "estimator:check_verl_config", BEFORE_RAY, (), ("(verl's config)",),
      "verl's own validate_config (batch arithmetic, micro-batch sizes); its warnings as ours", _verl_config,
      {"needs": "verl"}),
+    ("batch_padding", _S + "batch:check_batch_padding", (), BEFORE_RAY,
+     ("data.train_batch_size", "actor_rollout_ref.actor.ppo_mini_batch_size", "actor_rollout_ref.rollout.n"),
+     "a batch that verl's v1 trainer pads with no-op rows each step (the rows, the share, a size that pads none)",
+     _batch_padding, {}),
     ("local_paths", "verl_focal.data.local_inputs:check_local_paths", ("dry_run",), (),
      ("data.train_files", "data.val_files", "actor_rollout_ref.model.path"),
      "local data files and model folders exist and load", _local_paths, {"needs": "files"}),
