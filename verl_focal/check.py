@@ -34,7 +34,13 @@ import subprocess
 import sys
 import warnings
 
-__all__ = ["add_arguments", "run", "validate_here"]
+__all__ = ["EXAMPLE", "add_arguments", "run", "validate_here"]
+
+#: ``verl-focal check -h``'s example: passes as written on a machine without a W&B key or an engine
+EXAMPLE = """  verl-focal check algorithm.adv_estimator=f_grpo algorithm.focal.gamma=0.5 trainer.logger=[console] \\
+      actor_rollout_ref.rollout.name=vllm actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\
+      actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8 \\
+      actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8"""
 
 #: runs in a fresh interpreter: `import verl` first (the probe: only the entry point may load us), then the checks
 _PROBE = r"""

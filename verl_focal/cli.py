@@ -141,8 +141,11 @@ def build_parser(name: str) -> argparse.ArgumentParser:
     """The parser of sub-command ``name`` (imports its module)."""
     module_path, help_line = COMMANDS[name]
     module = importlib.import_module(module_path)
+    example = getattr(module, "EXAMPLE", "")  # a command's own example line(s), shown under -h
+    epilog = (f"example:\n{example}\n\n" if example else "") + (
+        "--debug (or VERL_FOCAL_DEBUG=1) shows the traceback of a user error")
     sub = _Parser(prog=f"verl-focal {name}", description=help_line,
-                                  epilog="--debug (or VERL_FOCAL_DEBUG=1) shows the traceback of a user error")
+                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=epilog)
     module.add_arguments(sub)
     _describe_nested(sub)
     return sub
