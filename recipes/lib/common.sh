@@ -187,13 +187,53 @@ _check_typos() {
             }
             if (best != "") { print name, best; exit }
         }' <<<"$env_names")"
-    [[ -n "$hit" ]] || return 0
+    [[ -n "$hit" ]] || { _check_setting_names "$env_names" "$known"; return 0; }
     read -r name near <<<"$hit"
     if [[ "$here" != *" $near "* ]]; then  # the hint must not lead to the next refusal: say who reads it
         readers="$({ grep -lE "\\\$\\{?$near\\b" "$RECIPES_LIB"/../*/*.sh 2>/dev/null || true; } | xargs -r -n1 basename | sort | tr '\n' ' ')"
         _recipe_die "$name=${!name} is set in the environment, but no recipe reads $name (did you mean $near? only ${readers% } read it, not recipe ${RECIPE_NAME:-?}), so the value would be ignored; unset $name, or run a recipe that reads $near"
     fi
     _recipe_die "$name=${!name} is set in the environment, but no recipe reads $name (did you mean $near?), so the value would be ignored; set $near instead, or unset $name (or list it in RECIPE_ALLOW_VARS=\"$name\" if it is not meant for the recipe)"
+}
+
+# Words that make a variable's name look like a training setting (LR, KL_COEF, LEARNING_RATE, ENTROPY, ...): such a
+# variable that no recipe reads is refused by _check_setting_names, not only a near miss of a recipe variable; the
+# verl key that sets it goes on the command line as an override.  _SETTING_KEYS: the key meant, where one is clear.
+_SETTING_WORDS="LR LEARNING RATE KL COEF COEFF ENTROPY BATCH MINI MICRO EPOCH EPOCHS STEP STEPS TEMPERATURE TOPP TOPK
+CLIP GAMMA BETA ALPHA LAMBDA LAM EPS EPSILON SEEDS ROLLOUT ROLLOUTS SAMPLES RESPONSE LENGTH TOKENS WARMUP DECAY LOSS
+ESTIMATOR GRAD PPO GRPO DAPO CISPO FREQ"
+_SETTING_KEYS='
+LR              actor_rollout_ref.actor.optim.lr=VALUE
+LEARNING_RATE   actor_rollout_ref.actor.optim.lr=VALUE
+ACTOR_LR        actor_rollout_ref.actor.optim.lr=VALUE
+KL_COEF         actor_rollout_ref.actor.use_kl_loss=true actor_rollout_ref.actor.kl_loss_coef=VALUE
+KL_LOSS_COEF    actor_rollout_ref.actor.use_kl_loss=true actor_rollout_ref.actor.kl_loss_coef=VALUE
+ENTROPY         actor_rollout_ref.actor.entropy_coeff=VALUE
+ENTROPY_COEFF   actor_rollout_ref.actor.entropy_coeff=VALUE
+TEMPERATURE     actor_rollout_ref.rollout.temperature=VALUE
+TOTAL_EPOCHS    trainer.total_epochs=VALUE'
+
+# _check_setting_names ENV_NAMES KNOWN: refuse the first environment variable whose name has a word of
+# _SETTING_WORDS and that no recipe reads (not standard, not a tool's prefix, not in RECIPE_ALLOW_VARS)
+_check_setting_names() {
+    local env_names="$1" known="$2" name key
+    name="$(awk -v known="$known" -v std=" $(echo $_STANDARD_ENV_NAMES) " -v prefixes="$(echo $_STANDARD_ENV_PREFIXES)" \
+        -v allow=" ${RECIPE_ALLOW_VARS:-} " -v words=" $(echo $_SETTING_WORDS) " '
+        BEGIN { n = split(known, K, "\n"); for (i = 1; i <= n; i++) isknown[K[i]] = 1; np = split(prefixes, P, " ") }
+        {
+            if ($1 in isknown || index(std, " " $1 " ") || index(allow, " " $1 " ")) next
+            for (i = 1; i <= np; i++) if (index($1, P[i]) == 1) next
+            nw = split($1, W, "_")
+            for (i = 1; i <= nw; i++) if (index(words, " " W[i] " ")) { print $1; exit }
+        }' <<<"$env_names")"
+    [[ -n "$name" ]] || return 0
+    key="$(awk -v n="$name" '$1 == n { $1 = ""; print substr($0, 2) }' <<<"$_SETTING_KEYS")"
+    if [[ -n "$key" ]]; then
+        key="pass it as a verl override on the command line instead (${key//VALUE/${!name}})"
+    else
+        key="pass the verl key it means as an override on the command line instead (the recipe's own variables: bash $0 --help)"
+    fi
+    _recipe_die "$name=${!name} is set in the environment and looks like a setting, but no recipe reads $name, so the value would be ignored; $key, or unset $name (or list it in RECIPE_ALLOW_VARS=\"$name\" if it is not meant for the recipe)"
 }
 
 # _check_vars: every common variable, then the recipe's own (RECIPE_VARS, listed by the scripts that read them);

@@ -250,3 +250,32 @@ def test_a_model_file_is_sent_to_its_folder_before_the_presets(tmp_path):
     (model / "config.json").unlink()
     r = _run("f_grpo.sh", MODEL=str(model / "model.safetensors"))
     assert r.returncode == 2 and f"its folder {model} has no config.json" in r.stderr and "set MODEL=" not in r.stderr
+
+
+@pytest.mark.parametrize("var,value,override", [
+    ("LR", "3.4e-7", ["actor_rollout_ref.actor.optim.lr=3.4e-7"]),
+    ("LEARNING_RATE", "1e-6", ["actor_rollout_ref.actor.optim.lr=1e-6"]),
+    ("KL_COEF", "0.01", ["actor_rollout_ref.actor.use_kl_loss=true", "actor_rollout_ref.actor.kl_loss_coef=0.01"]),
+    ("ENTROPY", "0.001", ["actor_rollout_ref.actor.entropy_coeff=0.001"]),
+    ("BATCH_SIZE", "8", None),
+])
+def test_a_guessed_setting_variable_is_refused_with_the_override_that_sets_it(var, value, override):
+    """Issue 54: guessed variables (LR, LEARNING_RATE, KL_COEF, ENTROPY) were ignored, so a "3.4e-7" control named
+    with EXP_NAME trained at the recipe's rate.  A name with a setting's word that no recipe reads is refused, not only
+    a near miss; the override it names is accepted by the same recipe (a hint is a promise)."""
+    r = _run("grpo.sh", **{var: value})
+    assert r.returncode == 2 and r.stdout == ""
+    line = r.stderr.strip()
+    assert line.startswith(f"recipe grpo: error: {var}={value} is set in the environment and looks like a setting, "
+                           f"but no recipe reads {var}, so the value would be ignored; ") and "\n" not in line, line
+    assert f'RECIPE_ALLOW_VARS="{var}"' in line
+    if override is not None:
+        assert f"({' '.join(override)})" in line
+        ok = subprocess.run(["bash", str(DS / "grpo.sh"), "--print-overrides", *override], env=_env(),
+                            capture_output=True, text=True, timeout=60)
+        assert ok.returncode == 0 and all(o in ok.stdout for o in override), ok.stderr
+    assert _run("grpo.sh", RECIPE_ALLOW_VARS=var, **{var: value}).returncode == 0  # the stated escape works
+
+
+def test_a_variable_without_a_settings_word_is_not_taken_for_one():
+    assert _run("grpo.sh", MY_TOOL_HOME="/x", PROJECT_ROOT="/p", JOB_LABEL="x").returncode == 0
