@@ -1,7 +1,9 @@
 """The start-up checks: a bad run is refused before Ray starts, naming the fix.
 
-``compose`` (verl's config, composed as verl's entry point would), ``validate`` (the pre-flight:
-``validate_start`` / ``validate_all``), ``verl_checks`` (verl's own choices and the reward function), ``no_signal``
-(settings under which an estimator learns nothing), ``unread`` (keys nothing reads), ``run_size``, ``versions`` and
-``quiet``.
+One door: ``rules`` (``RULES``, one row per rule), ``admit`` (``admit(stage, config)``, which every entry point
+calls) and ``findings`` (the one report and its renderer).  The rule functions: ``compose`` (verl's config, composed
+as verl's entry point would), ``estimator`` (estimator, partitioner, reward kwargs, verl's ``validate_config``),
+``verl_checks`` (verl's own choices and the reward function), ``no_signal`` (settings under which an estimator
+learns nothing), ``unread`` and ``reads`` (keys nothing reads), ``mandatory`` (``???`` values), ``batch`` (padded
+batches), ``run_identity``, ``run_size``, ``versions`` and ``quiet``; ``validate`` holds the library's wrappers.
 """
