@@ -272,3 +272,37 @@ def test_example_runs_report_and_frontier_offline(tmp_path):
     first = (runs / "grpo-s1.jsonl").read_bytes()
     assert cli_main(["eval", "example", "--out-dir", str(tmp_path)]) == 0
     assert (runs / "grpo-s1.jsonl").read_bytes() == first
+
+
+def test_points_whose_paired_differences_are_all_zero_are_refused_naming_both(tmp_path, capsys):
+    """Copies of a control point's runs under new names given as a method (the names differ, so the families file
+    passes): its paired differences from that point are all zero, D would be 0 with a zero-width interval; refused.
+    The same for a copy of the reference's runs as a control point."""
+    assert cli_main(["eval", "example", "--out-dir", str(tmp_path)]) == 0
+    runs = tmp_path / "runs"
+    for s in SEEDS:
+        shutil.copy(runs / f"grpo-lr7e-7-s{s}.jsonl", runs / f"copy-s{s}.jsonl")
+        shutil.copy(runs / f"grpo-s{s}.jsonl", runs / f"refcopy-s{s}.jsonl")
+    doc = yaml.safe_load((tmp_path / "families.yaml").read_text())
+    doc["methods"] = [{"name": "F-GRPO γ=1", "seeds": {s: f"copy-s{s}" for s in SEEDS}}]
+    (tmp_path / "cheat.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True))
+    capsys.readouterr()
+    argv = ["eval", "frontier", "--runs", str(runs), "--y", "pass@16", "--out-dir", str(tmp_path / "fr")]
+    assert cli_main([*argv, "--families", str(tmp_path / "cheat.yaml")]) == 2
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.endswith("cheat.yaml: control 'lower lr' point lr=7e-7 and method 'F-GRPO γ=1' have the same pass@1 "
+                          "and pass@16 at every seed (their paired differences are all zero): the same runs under "
+                          "two names? give each point its own runs")
+    doc = yaml.safe_load((tmp_path / "families.yaml").read_text())
+    doc["controls"][1]["points"][0] = {"value": 0.01, "seeds": {s: f"refcopy-s{s}" for s in SEEDS}}
+    (tmp_path / "cheat2.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True))
+    assert cli_main([*argv, "--families", str(tmp_path / "cheat2.yaml")]) == 2
+    assert "cheat2.yaml: the reference and control 'KL to SFT' point kl_loss_coef=0.01 have the same pass@1" in \
+        capsys.readouterr().err
+    # and the runs used twice by name: refused when the file is read, before any run
+    doc = yaml.safe_load((tmp_path / "families.yaml").read_text())
+    doc["methods"] = [{"name": "F-GRPO γ=1", "seeds": {s: f"grpo-s{s}" for s in SEEDS}}]
+    (tmp_path / "cheat3.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True))
+    assert cli_main([*argv, "--families", str(tmp_path / "cheat3.yaml")]) == 2
+    assert "cheat3.yaml: run 'grpo-s1' is used by two points, the reference and method 'F-GRPO γ=1'" in \
+        capsys.readouterr().err

@@ -310,6 +310,26 @@ def _bootstrap_problems(runs: dict[str, RunScores], benches: list[str], problems
 # ----------------------------------------------------------------------------------------------
 # the comparison
 # ----------------------------------------------------------------------------------------------
+def _refuse_identical(fams: Families, per_seed: dict, seeds: list, xm: str, ym: str) -> None:
+    """Two points with the same x and y at every seed have paired differences that are all zero: a method there has
+    D = 0 with a zero-width interval, a control point there adds nothing, and the power line is pulled down.  It is
+    the same runs under two names (or copies of them); refused, naming both entries.  Two control points that name
+    the same runs (the base model ending two families) are one policy and pass."""
+    method_names = {p.name for f in fams.methods for p in f.points}
+    seen: dict[tuple, Policy] = {}
+    for p in fams.policies():
+        key = tuple((per_seed[p.name][xm][s], per_seed[p.name][ym][s]) for s in seeds)
+        first = seen.setdefault(key, p)
+        if first is p:
+            continue
+        if (first is not fams.reference and first.name not in method_names and p.name not in method_names
+                and first.runs == p.runs):
+            continue
+        raise InputError(f"{fams.source}: {first.where} and {p.where} have the same {xm} and {ym} at every seed "
+                         f"(their paired differences are all zero): the same runs under two names? give each point "
+                         "its own runs")
+
+
 def frontier_table(fams: Families, runs: dict[str, RunScores], x: int, y: int, benchmark: str,
                    n_boot: int = 4000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
     """Points, claims and notes of the equal-pass@x comparison (the data behind frontier.md / .json / .png)."""
@@ -328,6 +348,7 @@ def frontier_table(fams: Families, runs: dict[str, RunScores], x: int, y: int, b
     value = {name: (run_value(r, benches, problems, x), run_value(r, benches, problems, y)) for name, r in runs.items()}
     per_seed = {p.name: {m: {s: value[p.run_at(s)][i] for s in seeds} for i, m in enumerate((xm, ym))}
                 for p in fams.policies()}
+    _refuse_identical(fams, per_seed, seeds, xm, ym)
     ref = per_seed[fams.reference.name]
     boot = _bootstrap_problems(runs, benches, problems, (x, y), n_boot, seed) if mode == PROBLEMS else None
 
@@ -348,6 +369,7 @@ def frontier_table(fams: Families, runs: dict[str, RunScores], x: int, y: int, b
         for p in fam.points:
             points.append({"family": fam.name, "knob": fam.knob, "label": p.value, "policy": p.name,
                            "control": fam.control, "runs": {str(s): r for s, r in p.runs.items()},
+                           "trained": p.trained and not (p.untrained and mode == SEEDS),
                            xm: delta(p, 0, xm), ym: delta(p, 1, ym)})
     methods = [p for f in fams.methods for p in f.points]
     if mode == SEEDS:
