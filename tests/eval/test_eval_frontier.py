@@ -19,6 +19,7 @@ N = 16  # samples per problem
 SRC = "verl_focal/aime24"
 #: per policy: P(correct) on the easy half and the hard half of the problems
 POLICY = {"ref": (0.9, 0.0), "p1": (0.7, 0.02), "p2": (0.5, 0.05),   # the control family, away from ref
+          "on": (0.7, 0.02),                                         # p1's rates, its own runs: D near 0
           "above": (0.55, 0.2),                                      # far more pass@16 at pass@1 between p1 and ref
           "outside": (0.95, 0.05)}                                   # more pass@1 than ref: right of every point
 SEEDS = (1, 2, 3, 4)
@@ -60,26 +61,23 @@ def _interp(xs: list[float], ys: list[float], x: float) -> float:
 
 @pytest.fixture
 def design(tmp_path):
-    """Runs of every policy at 4 seeds, "on" = p1's runs with the seeds rotated (its seed means are p1's: D = 0),
-    and the families files of both modes.  One seed: "on" is a byte copy of p1's run (a separate run, resampled on
-    its own)."""
+    """Runs of every policy at 4 seeds ("on": its own runs drawn at p1's rates, so its D is near 0; a method on p1's
+    own runs is refused) and the families files of both modes."""
     runs = tmp_path / "runs"
     for pol in POLICY:
         for s in SEEDS:
             _write_run(runs / f"{pol}-s{s}.jsonl", {SRC: _counts(pol, s)})
-    shutil.copy(runs / "p1-s1.jsonl", runs / "on-copy-s1.jsonl")
 
     def doc(one: bool) -> dict:
-        def r(pol, shift=0):
+        def r(pol):
             if one:
-                return {"run": "on-copy-s1" if pol == "on" else f"{pol}-s1"}
-            src = "p1" if pol == "on" else pol
-            return {"seeds": {s: f"{src}-s{SEEDS[(i + shift) % len(SEEDS)]}" for i, s in enumerate(SEEDS)}}
+                return {"run": f"{pol}-s1"}
+            return {"seeds": {s: f"{pol}-s{s}" for s in SEEDS}}
 
         return {"reference": {"name": "GRPO", **r("ref")},
                 "controls": [{"family": "lower lr", "knob": "lr", "points": [{"value": "5e-7", **r("p1")},
                                                                                {"value": "2e-7", **r("p2")}]}],
-                "methods": [{"name": "on", **r("on", 1)}, {"name": "above", **r("above")},
+                "methods": [{"name": "on", **r("on")}, {"name": "above", **r("above")},
                             {"name": "outside", **r("outside")}]}
 
     for name, one in (("seeds", False), ("one", True)):
@@ -99,7 +97,7 @@ def test_on_above_and_outside_get_their_verdicts_in_both_modes(design, families,
     fr = _frontier(design, families)
     assert fr["resampled"] == mode
     by = {c["method"]: c for c in fr["claims"]}
-    assert by["on"]["estimate"] == pytest.approx(0.0, abs=1e-12) and by["on"]["verdict"] == "not detected"
+    assert abs(by["on"]["estimate"]) < 0.03 and by["on"]["verdict"] == "not detected"
     assert by["on"]["ci_low"] < 0 < by["on"]["ci_high"]
     assert by["above"]["verdict"] == "better" and by["above"]["estimate"] > 0.2
     assert by["outside"]["verdict"] == "outside the grid" and by["outside"]["x"] > 0
@@ -196,7 +194,7 @@ def test_bad_input_is_refused_in_one_line_naming_the_file_run_or_key(design, cap
 
 def test_verl_dumps_are_read_at_the_step_asked_for_and_a_missing_step_is_refused(design, capsys):
     before = _frontier(design, "one.yaml", out="from-jsonl")
-    for run in ("ref-s1", "p1-s1", "p2-s1", "on-copy-s1", "above-s1", "outside-s1"):
+    for run in ("ref-s1", "p1-s1", "p2-s1", "on-s1", "above-s1", "outside-s1"):
         dump = design / "runs" / run  # a verl validation_data_dir: <step>.jsonl lines in verl's own keys
         dump.mkdir()
         recs = [json.loads(ln) for ln in (design / "runs" / f"{run}.jsonl").read_text().splitlines()]

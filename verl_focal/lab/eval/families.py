@@ -17,6 +17,11 @@ A small YAML file (docs/eval.md, "eval frontier")::
         knob: α
         points: [{value: 0.8, seeds: {...}}, {value: 1.6, seeds: {...}}]
 
+An optional ``references`` section lists families on the control side that are neither a method nor one of the
+papers' controls (the demo's output mixture and weight interpolation): their points are compared with every control
+family as a method's are, every method is compared with them as with a control family, and each reference family's
+points with every other reference family.
+
 A control family with ``trained: false`` is made without training (weight interpolation of each seed's RL run with
 the base model, ``eval interpolate``): its points cost an evaluation each, no training (``eval plan`` counts them so).
 
@@ -43,7 +48,7 @@ __all__ = ["ALL_SEEDS", "Policy", "Family", "Families", "load_families", "parse_
 #: the seed key of a run that stands for every seed (``run: NAME``)
 ALL_SEEDS = None
 
-_TOP = ("reference", "controls", "methods")
+_TOP = ("reference", "controls", "methods", "references")
 _POINT = ("name", "value", "seeds", "run")
 _FAMILY = ("family", "knob", "points", "trained")
 
@@ -73,12 +78,14 @@ class Policy:
 
 @dataclass(frozen=True)
 class Family:
-    """A knob over a grid (``control``), or a method over its own knob (a single method is a family of one)."""
+    """A knob over a grid (``control``), or a method over its own knob (a single method is a family of one); a
+    ``reference`` family is on the control side (``control`` False) but compared as the module docstring says."""
 
     name: str
     knob: str
     control: bool
     points: tuple[Policy, ...]
+    reference: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,7 @@ class Families:
     reference: Policy
     controls: tuple[Family, ...]
     methods: tuple[Family, ...]
+    references: tuple[Family, ...] = ()
 
     @property
     def seeds(self) -> list[int | None]:
@@ -95,7 +103,7 @@ class Families:
 
     def policies(self) -> Iterator[Policy]:
         yield self.reference
-        for fam in self.controls + self.methods:
+        for fam in self.controls + self.methods + self.references:
             yield from fam.points
 
     def runs(self) -> list[str]:
@@ -157,7 +165,7 @@ def _text(v: Any) -> str:
 
 
 def _family(entry: Any, i: int, section: str, source: str) -> Family:
-    control = section == "controls"
+    control = section in ("controls", "references")
     if isinstance(entry, dict) and "points" not in entry and not control:  # a single method
         e = _keys(entry, _POINT, f"{section}[{i}]", source)
         if "name" not in e:
@@ -192,6 +200,8 @@ def _family(entry: Any, i: int, section: str, source: str) -> Family:
         runs = _runs(p, pw, source)
         points.append(Policy(name, runs, value, f"{section[:-1]} {fam!r} point {knob}={value}",
                              trained))
+    if section == "references":
+        return Family(fam, knob, False, tuple(points), reference=True)
     return Family(fam, knob, control, tuple(points))
 
 
@@ -210,7 +220,11 @@ def parse_families(doc: Any, source: str = "families file") -> Families:
             raise InputError(f"{source}: '{section}' must list at least one "
                              f"{'control family' if section == 'controls' else 'method'}")
         sections[section] = tuple(_family(e, i, section, source) for i, e in enumerate(entries))
-    fams = Families(source, ref, sections["controls"], sections["methods"])
+    refs = doc.get("references") or []
+    if not isinstance(refs, list):
+        raise InputError(f"{source}: 'references' must be a list of families")
+    sections["references"] = tuple(_family(e, i, "references", source) for i, e in enumerate(refs))
+    fams = Families(source, ref, sections["controls"], sections["methods"], sections["references"])
     _check_seeds(fams)
     _check_shared_runs(fams)
     seen: dict[str, str] = {}
@@ -226,9 +240,9 @@ def _check_seeds(fams: Families) -> None:
     """Every trained point has the reference's seeds: the comparisons pair runs by training seed."""
     ref = set(fams.reference.runs)
     shown = sorted(s for s in ref if s is not None) or "one run"
-    for fam in fams.controls + fams.methods:
+    for fam in fams.controls + fams.methods + fams.references:
         for p in fam.points:
-            if p.untrained and (fam.control or ref == {ALL_SEEDS}):
+            if p.untrained and (fam.control or fam.reference or ref == {ALL_SEEDS}):
                 continue  # an untrained point (the base model) is the same policy at every seed
             if p.untrained:
                 raise InputError(f"{fams.source}: {p.where} gives one run for every seed, but the reference has "

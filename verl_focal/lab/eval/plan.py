@@ -64,8 +64,13 @@ def load_pilot(path: str | Path) -> dict[str, Any]:
 
 
 def _ses(fr: dict[str, Any]) -> list[float]:
+    """The standard errors of the methods' comparisons with the control families inside the grid (what `eval
+    frontier`'s power line counts: not a reference family's points, not the comparisons with a reference family)."""
+    refs = set(fr.get("references", []))
+    controls = {f["name"] for f in fr.get("families", []) if f["control"]} or None
     return [float(c["se"]) for c in fr["claims"]
-            if c.get("estimate") is not None and c.get("se") is not None and math.isfinite(c["se"])]
+            if c.get("estimate") is not None and c.get("se") is not None and math.isfinite(c["se"])
+            and c["method"] not in refs and (controls is None or c["family"] in controls)]
 
 
 def point_counts(fr: dict[str, Any]) -> tuple[int, int, int]:
@@ -119,7 +124,8 @@ def method_plans(fr: dict[str, Any], target: float) -> list[dict[str, Any]]:
     which every one of those comparisons detects D = ``target`` (None: outside every grid, no plan; or more than
     :data:`MAX_SEEDS`)."""
     out = []
-    for m in dict.fromkeys(c["method"] for c in fr["claims"]):
+    refs = set(fr.get("references", []))
+    for m in dict.fromkeys(c["method"] for c in fr["claims"] if c["method"] not in refs):
         inside = [c for c in fr["claims"] if c["method"] == m and c.get("estimate") is not None
                   and c.get("se") is not None and math.isfinite(c["se"])]
         seeds = _fewest(fr, [float(c["se"]) for c in inside], target, max) if inside else None
