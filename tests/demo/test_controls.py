@@ -73,7 +73,7 @@ def test_grids_are_the_registered_ones_and_every_control_is_grpo_n8():
     assert sum(len(f.arms) for f in CONTROL_FAMILIES) == 11 and sum(len(f.arms) for f in METHOD_FAMILIES) == 18
     assert names[30:42] == [f"output mixture λ={v:g}" for v in (0.975, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3,
                                                                  0.2, 0.1)]
-    assert names[42:] == [f"weight interpolation λ={v:g}" for v in (0.975, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4,
+    assert names[42:] == [f"weight interpolation λ={v:g}" for v in (0.9, 0.8, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4,
                                                                      0.3, 0.2, 0.1)]
     assert all(a.n == 8 for a in CONTROLS_SET)
     # the default settings are the default arms themselves (same name, same settings)

@@ -32,12 +32,13 @@ def test_the_state_formula_by_hand():
 
 def test_the_interpolation_arms_are_references_of_the_controls_set():
     fam = INTERPOLATION_FAMILY
-    assert INTERPOLATION_LAMBDAS == MIXTURE_LAMBDAS and fam in REFERENCE_FAMILIES
+    assert INTERPOLATION_LAMBDAS == (0.9, 0.8, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4, 0.3, 0.2, 0.1)
+    assert len(INTERPOLATION_LAMBDAS) == len(MIXTURE_LAMBDAS) and fam in REFERENCE_FAMILIES
     assert fam.reference and not fam.control and fam.ends_at_sft and fam.knob == "λ"
     assert [(a.name, a.estimator, a.interpolation, a.trained) for a in fam.arms] == [
         (f"weight interpolation λ={v:g}", INTERPOLATION_ESTIMATOR, v, False) for v in INTERPOLATION_LAMBDAS]
     assert [a.name for a in CONTROLS_SET][-12:] == [a.name for a in fam.arms]
-    assert fam.arms[0].as_json()["interpolation"] == 0.975 and "interpolation" not in CONTROLS_SET[0].as_json()
+    assert fam.arms[0].as_json()["interpolation"] == 0.9 and "interpolation" not in CONTROLS_SET[0].as_json()
     with pytest.raises(ValueError, match="0 < λ < 1"):
         Arm("w", INTERPOLATION_ESTIMATOR, 8, interpolation=0.0)
     with pytest.raises(ValueError, match="a weight interpolation has estimator"):
