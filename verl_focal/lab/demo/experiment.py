@@ -60,6 +60,7 @@ from verl_focal.lab.demo.stats import mean_eval, metric_table, run_claims
 from verl_focal.lab.demo.task import STRATEGIES, sft_examples, split_problems
 
 __all__ = ["DEFAULT_SEEDS", "DemoConfig", "SeedEval", "preset", "run_experiment", "evaluate", "metrics_from_logp",
+           "estimate_seconds", "duration_text", "MAX_UNBUDGETED_S",
            "mixture_eval", "interpolate_state", "metric_table"]
 
 #: the default run's seeds (``verl-focal demo --help`` prints them)
@@ -119,6 +120,36 @@ class DemoConfig:
         for arm in self.arms:
             if arm.n < 2:
                 raise ValueError(f"arm {arm.name!r}: group size N={arm.n} must be >= 2 for a group-relative advantage")
+
+
+#: CPU seconds of one seed's SFT and base evaluation per 500 SFT steps, and of one arm per 60 RL steps at N = 8, on an
+#: idle 2-core machine (docs/demo.md, "Run time and power": run A, 16.0 s a seed, 2.5 s an RL run); a loaded machine
+#: is up to about twice slower
+SFT_CPU_S, ARM_CPU_S = 16.0, 2.5
+#: CPU seconds of one reference point, at most (an output mixture's ~0.02, a weight interpolation's one evaluation,
+#: 2.9 s for its 12 points on seed 100 on a loaded machine)
+REFERENCE_CPU_S = 0.25
+#: the longest run the CLI starts without a --budget (24 h): a longer one is refused with its estimate
+MAX_UNBUDGETED_S = 24 * 3600.0
+
+
+def estimate_seconds(cfg: DemoConfig) -> float:
+    """The run's wall time on an idle machine, from :data:`SFT_CPU_S` and :data:`ARM_CPU_S` scaled by the steps and
+    the group size: seeds × (SFT · sft_steps/500 + Σ_arms ARM · rl_steps/60 · N/8 + references) / workers."""
+    per_seed = SFT_CPU_S * cfg.sft_steps / 500 + sum(
+        ARM_CPU_S * cfg.rl_steps / 60 * a.n / 8 if a.trained else REFERENCE_CPU_S for a in cfg.arms)
+    return len(cfg.seeds) * per_seed / _auto_jobs(cfg, len(cfg.seeds))
+
+
+def duration_text(seconds: float) -> str:
+    """``42 s``, ``12 min``, ``5.3 h``, ``16.5 days``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
 
 
 def preset(mode: str) -> DemoConfig:
