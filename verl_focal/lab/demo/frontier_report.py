@@ -268,8 +268,8 @@ def power_markdown(frontiers: list[dict[str, Any]]) -> list[str]:
         if kind == "methods":
             out.append(f"- Better than a control family at equal pass@1 in {where}: {beat}.")
         elif refs:
-            out.append(f"- {_ref_label(ref_families)} (a reference, not a method) better than a control family in "
-                       f"{where}: {beat}.")
+            kind_ = "a reference, not a method" if len(ref_families) == 1 else "not methods"
+            out.append(f"- {_ref_label(ref_families)} ({kind_}) better than a control family in {where}: {beat}.")
     return out
 
 
@@ -435,7 +435,8 @@ def pooled_frontier_markdown(pooled: dict[str, Any], halves: list[dict[str, Any]
         out += ["", f"- Pooled power ({len(ses)} method × control family comparisons inside the grid): the smallest D "
                 f"detected with 80% power at the 5% level is {float(np.median(mdd)):.3f} [{min(mdd):.3f}, "
                 f"{max(mdd):.3f}] (median [range]) at {n} seeds."]
-    for label, pick in (("Methods", lambda m: m not in ref_points), (f"{_ref_label(refs)} (a reference)",
+    ref_kind = "(a reference)" if len(refs) == 1 else "(not methods)"
+    for label, pick in (("Methods", lambda m: m not in ref_points), (f"{_ref_label(refs)} {ref_kind}",
                                                                      lambda m: m in ref_points)):
         if label != "Methods" and not ref_points:
             continue
