@@ -25,12 +25,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("verl_focal.lab.theory.cli_sim", "the F-GRPO App. J categorical simulation (three regimes in N)"),
     "tail-miss": ("verl_focal.lab.theory.cli_tail_miss", "tail-miss probability table and peak N"),
     "prep-data": ("verl_focal.data.cli", "prepare DeepScaleR / evaluation parquet files for verl"),
-    "eval": ("verl_focal.lab.eval.cli", "generate, score and report pass@k; rare-correct NLL"),
+    "eval": ("verl_focal.lab.eval.cli", "generate, score and report pass@k; frontier, plan, families, interpolate: "
+                                        "methods against controls at equal pass@1; rare-correct NLL"),
 }
 
 #: what the research wing's commands (those whose module is under verl_focal.lab) need beyond the base install: the
 #: ``[lab]`` extra of pyproject.toml, as import name -> distribution (tests/cli/test_lab_extra.py holds them equal)
-LAB_EXTRA: dict[str, str] = {"matplotlib": "matplotlib", "PIL": "pillow"}
+LAB_EXTRA: dict[str, str] = {"matplotlib": "matplotlib", "PIL": "pillow", "safetensors": "safetensors"}
 
 
 def missing_lab_extra() -> list[str]:

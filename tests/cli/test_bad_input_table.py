@@ -358,6 +358,13 @@ CASES = [
     (["eval", "plan", "--pilot", "{d}/bad.json"], ["--pilot {d}/bad.json: not an `eval frontier` frontier.json"]),
     (["eval", "plan", "--pilot", "{d}/one_seed_frontier.json"],
      ["one training run per point measures no seed-to-seed spread"]),
+    # eval families / interpolate: a file or an empty folder where run folders / a model folder belong
+    (["eval", "families", "--runs", "{d}/afile", "--out", "{d}/f.yaml"], ["--runs {d}/afile: not a folder"]),
+    (["eval", "families", "--runs", "{d}/empty", "--out", "{d}/f.yaml"], ["no reference run: GRPO at N = 8"]),
+    (["eval", "interpolate", "--rl", "{d}/afile", "--base", "{d}/empty", "--lambdas", "0.5", "--out", "{d}/i"],
+     ["--rl {d}/afile: is a file"]),
+    (["eval", "interpolate", "--rl", "{d}/empty", "--base", "{d}/empty", "--lambdas", "0.5", "--out", "{d}/i"],
+     ["--rl {d}/empty: no config.json"]),
     # eval rare-set: generations without prompt_text, empty, parquet; --data without a prompt column
     (["eval", "rare-set", "--generations", "{d}/noprompt_gen.jsonl", "--model", "{d}/hf", "--out", "{d}/r.jsonl"],
      ["noprompt_gen.jsonl", "'prompt_text'", "verl-focal eval generate"]),
@@ -487,6 +494,8 @@ EVAL_KINDS = {
     "plan": ["no frontier.json there", "not an `eval frontier` frontier.json", "measures no seed-to-seed spread"],
     "rare-set": ["'prompt_text'", "the file is empty", "is a parquet file"],
     "rare-nll": ["'base_nll'", "the file is empty", "is a parquet file"],
+    "families": ["not a folder", "no reference run"],
+    "interpolate": ["is a file", "no config.json"],
 }
 
 

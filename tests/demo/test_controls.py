@@ -66,13 +66,15 @@ def test_grids_are_the_registered_ones_and_every_control_is_grpo_n8():
     assert knobs["F-GRPO renormalised"] == [{"focal.gamma": g} for g in (0.5, 1.0, 2.0)]
     assert not any(f.control or f.reference for f in METHOD_FAMILIES)
     # the set: the reference first, then 11 controls and 18 method arms, every arm once, all at N = 8; then the
-    # output mixture's 12 points, computed (not trained)
+    # output mixture's 12 points, computed (not trained), and the weight interpolation's 12 (not trained)
     names = [a.name for a in CONTROLS_SET]
     trained = [a.name for a in CONTROLS_SET if a.trained]
-    assert names[0] == REFERENCE_ARM and len(names) == len(set(names)) == 42 and len(trained) == 30
+    assert names[0] == REFERENCE_ARM and len(names) == len(set(names)) == 54 and len(trained) == 30
     assert sum(len(f.arms) for f in CONTROL_FAMILIES) == 11 and sum(len(f.arms) for f in METHOD_FAMILIES) == 18
-    assert names[30:] == [f"output mixture λ={v:g}" for v in (0.975, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3,
-                                                               0.2, 0.1)]
+    assert names[30:42] == [f"output mixture λ={v:g}" for v in (0.975, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3,
+                                                                 0.2, 0.1)]
+    assert names[42:] == [f"weight interpolation λ={v:g}" for v in (0.9, 0.8, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4,
+                                                                     0.3, 0.2, 0.1)]
     assert all(a.n == 8 for a in CONTROLS_SET)
     # the default settings are the default arms themselves (same name, same settings)
     assert {a.name for a in DEFAULT_ARMS} <= set(names)

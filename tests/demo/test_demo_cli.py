@@ -152,3 +152,30 @@ def test_ctrl_c_prints_one_line_exits_130_and_keeps_finished_seeds(tmp_path, job
     assert f"kept the {len(res['seeds_completed'])} finished seed(s) {res['seeds_completed']}" in after[-1]
     md = (out / "report.md").read_text()
     assert "Interrupted (Ctrl-C): seeds [" in md and (out / "pass_at_k.png").stat().st_size > 0
+
+
+def test_a_huge_seed_range_is_refused_with_its_estimate_and_budget_named(tmp_path, capsys, monkeypatch):
+    """`--seeds 0-99999` (80 million steps): refused before anything runs, in one line with the time estimate and
+    --budget; the estimate is seeds × (16 s SFT + 5 arms × 2.5 s) / 2 workers = 100,000 × 28.5 / 2 s = 16.5 days. With
+    --budget the run starts (here: reaching the run is enough) after one line with the estimate and the budget."""
+    import verl_focal.lab.demo.experiment as experiment
+
+    def no_run(*a, **k):
+        raise RuntimeError("the run started")
+
+    monkeypatch.setattr(experiment, "run_experiment", no_run)
+    assert main(["demo", "--seeds", "0-99999", "--no-progress", "--out-dir", str(tmp_path)]) == 2
+    lines = _err_lines(capsys.readouterr().err)
+    assert lines == ["verl-focal demo: --seeds 0-99999: 100,000 seeds × 5 trained arms: about 16.5 days on an idle "
+                     "machine, up to twice that on a loaded one (docs/demo.md, 'Run time and power'); give --budget "
+                     "SECONDS to run as many of these seeds as fit (in the given order), or fewer seeds"]
+    assert experiment.estimate_seconds(dataclasses.replace(experiment.preset("default"), seeds=tuple(range(100_000)))
+                                       ) == pytest.approx(100_000 * (16.0 + 5 * 2.5) / 2)
+    with pytest.raises(RuntimeError, match="the run started"):
+        main(["demo", "--seeds", "0-99999", "--budget", "1800", "--no-progress", "--out-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "about 16.5 days on an idle machine" in err and "--budget 1800 s stops starting seeds" in err
+    # the default run (24 seeds, about 6 min) says nothing extra
+    with pytest.raises(RuntimeError, match="the run started"):
+        main(["demo", "--no-progress", "--out-dir", str(tmp_path)])
+    assert "idle machine" not in capsys.readouterr().err

@@ -111,7 +111,7 @@ def test_the_mixture_arms_are_references_of_the_controls_set():
                                                                                          MIXTURE_LAMBDAS)
     assert [(a.name, a.estimator, a.mixture, a.trained) for a in fam.arms] == [
         (f"output mixture λ={v:g}", MIXTURE_ESTIMATOR, v, False) for v in MIXTURE_LAMBDAS]
-    assert [a.name for a in CONTROLS_SET][-12:] == [a.name for a in fam.arms]
+    assert [a.name for a in CONTROLS_SET][30:42] == [a.name for a in fam.arms]
     assert fam.arms[1].as_json()["mixture"] == 0.95 and "mixture" not in arms_by_name([REFERENCE_ARM])[0].as_json()
     with pytest.raises(ValueError, match="0 < λ < 1"):
         Arm("m", MIXTURE_ESTIMATOR, 8, mixture=1.0)
@@ -122,7 +122,7 @@ def test_the_mixture_arms_are_references_of_the_controls_set():
 def test_a_run_with_the_mixture_needs_grpo_n8():
     from verl_focal.lab.demo.experiment import DemoConfig
 
-    with pytest.raises(ValueError, match="computed from GRPO N=8's policy and the SFT policy; add 'GRPO N=8'"):
+    with pytest.raises(ValueError, match="made from GRPO N=8's policy and the SFT policy; add 'GRPO N=8'"):
         DemoConfig(arms=arms_by_name(["F-GRPO N=8 γ=1", "output mixture λ=0.5"])).validate()
     with pytest.raises(ValueError, match="no arms to run"):
         DemoConfig(arms=arms_by_name(["output mixture λ=0.5"])).validate()

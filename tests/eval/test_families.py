@@ -60,3 +60,37 @@ def test_the_file_itself(tmp_path):
     (tmp_path / "noref.yaml").write_text("controls: []\n")
     with pytest.raises(InputError, match="noref.yaml: no 'reference'"):
         load_families(tmp_path / "noref.yaml")
+
+
+@pytest.mark.parametrize("over,needle", [
+    # a method on a control point's runs: D = 0 by construction
+    ({"methods": [{"name": "F", "seeds": {1: "l1", 2: "f2"}}]},
+     "run 'l1' is used by two points, control 'lower lr' point lr=5e-07 and method 'F'"),
+    # a method on the reference's runs
+    ({"methods": [{"name": "F", "seeds": {1: "g1", 2: "g2"}}]},
+     "run 'g1' is used by two points, the reference and method 'F'"),
+    # two control points of different policies sharing a run
+    ({"controls": [{"family": "lower lr", "knob": "lr", "points": [{"value": 5e-7, "seeds": {1: "l1", 2: "l2"}}]},
+                   {"family": "KL", "knob": "kl", "points": [{"value": 1, "seeds": {1: "k1", 2: "l2"}}]}]},
+     "run 'l2' is used by two points, control 'lower lr' point lr=5e-07 and control 'KL' point kl=1"),
+    # a control point on the reference's runs would sit at (0, 0)
+    ({"controls": [{"family": "lower lr", "knob": "lr", "points": [{"value": 5e-7, "seeds": {1: "g1", 2: "g2"}}]}]},
+     "run 'g1' is used by two points, the reference and control 'lower lr' point lr=5e-07"),
+    ({"controls": [{"family": "lr", "trained": "no", "points": [{"value": 1, "run": "b"}]}]},
+     "controls[0] 'lr': trained: 'no' must be true or false"),
+])
+def test_a_run_used_by_two_points_is_refused_naming_both(over, needle):
+    with pytest.raises(InputError) as e:
+        parse_families(_doc(**over), "f.yaml")
+    assert str(e.value).startswith("f.yaml: ") and needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_base_model_may_end_two_control_families_and_a_family_may_be_made_without_training():
+    f = parse_families(_doc(controls=[
+        {"family": "lower lr", "knob": "lr", "points": [{"value": 5e-7, "seeds": {1: "l1", 2: "l2"}},
+                                                        {"value": 0, "run": "base"}]},
+        {"family": "weight interpolation", "knob": "λ", "trained": False,
+         "points": [{"value": 0.5, "seeds": {1: "w1", 2: "w2"}}, {"value": 0, "run": "base"}]}]))
+    wise = f.controls[1]
+    assert [p.trained for p in wise.points] == [False, False] and f.controls[0].points[0].trained
+    assert f.runs().count("base") == 1

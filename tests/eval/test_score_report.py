@@ -249,3 +249,23 @@ def test_score_and_report_refuse_repeated_problem_sample_lines_by_line_number(tm
     # the same sample number under two problems is no repeat
     _write(tmp_path / "runs3" / "g.jsonl", scored)
     assert cli_main(["eval", "report", "--runs", str(tmp_path / "runs3"), "--out", str(out)]) == 0
+
+
+def test_a_response_given_as_a_list_is_refused_naming_the_users_field(tmp_path, capsys):
+    """`response` as a list (several samples in one line) is refused before scoring, naming `response` and the line,
+    not the scorer's `solution_str`; a verl dump's answer field is `output`."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    lines = [{"uid": "p0", "sample": 0, "data_source": "d", "response": "\\boxed{1}", "ground_truth": "1"},
+             {"uid": "p1", "sample": 0, "data_source": "d", "response": ["\\boxed{1}", "\\boxed{2}"],
+              "ground_truth": "1"}]
+    (runs / "a.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    rc = cli_main(["eval", "score", "--runs", str(runs), "--out-dir", str(tmp_path / "o"), "--workers", "0",
+                   "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "solution_str" not in err
+    assert "a.jsonl line 2: 'response' is a list of 2 items, not a string; give one line per sampled response" in err
+    (runs / "a.jsonl").write_text(json.dumps({"input": "q", "output": {"text": "x"}, "gts": "1", "score": 0.0}) + "\n")
+    assert cli_main(["eval", "score", "--runs", str(runs), "--out-dir", str(tmp_path / "o"), "--workers", "0",
+                     "--no-progress"]) == 2
+    assert "a.jsonl line 1: 'output' is a dict of 1 items, not a string" in capsys.readouterr().err

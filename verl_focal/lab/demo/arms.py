@@ -16,6 +16,7 @@ __all__ = [
     "ACTOR_KEYS", "Arm", "ARM_SETS", "BASE", "BASE_LR", "CONTROL_FAMILIES", "CONTROLS_SET", "DEFAULT_ARMS",
     "DS_COEF_GRID",
     "FAMILY_ARMS", "FOCAL_GAMMA_GRID", "FOCAL_REFERENCE_ARM", "MAXRL_EPSILON_GRID", "Family", "GROUP_SIZE_ARMS",
+    "INTERPOLATION_ESTIMATOR", "INTERPOLATION_FAMILY", "INTERPOLATION_LAMBDAS",
     "LARGE_N_ARM", "MATCHED_LR", "METHOD_FAMILIES", "MIXTURE_ESTIMATOR", "MIXTURE_FAMILY", "MIXTURE_LAMBDAS",
     "REFERENCE_ARM", "REFERENCE_FAMILIES", "arms_by_name",
 ]
@@ -48,6 +49,10 @@ class Arm:
     #: from GRPO N=8's and the seed's SFT policy's probabilities, never trained (estimator
     #: :data:`MIXTURE_ESTIMATOR`); None for every trained arm
     mixture: float | None = None
+    #: λ of the weight interpolation θ_λ = λ·θ_GRPO N=8 + (1 − λ)·θ_SFT (:data:`INTERPOLATION_FAMILY`): a reference
+    #: made from GRPO N=8's and the seed's SFT policy's parameters and evaluated as every arm is, never trained
+    #: (estimator :data:`INTERPOLATION_ESTIMATOR`); None for every other arm
+    interpolation: float | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.actor) - set(ACTOR_KEYS))
@@ -59,6 +64,12 @@ class Arm:
                 and self.n == 8 and not self.settings and not self.actor and not self.focal_weights):
             raise ValueError(f"arm {self.name!r}: an output mixture has estimator {MIXTURE_ESTIMATOR!r}, N = 8 (GRPO "
                              f"N=8's), 0 < λ < 1 (mixture={self.mixture!r}) and no settings")
+        if (self.interpolation is not None or self.estimator == INTERPOLATION_ESTIMATOR) and not (
+                self.estimator == INTERPOLATION_ESTIMATOR and self.interpolation is not None
+                and 0.0 < self.interpolation < 1.0 and self.mixture is None and self.n == 8 and not self.settings
+                and not self.actor and not self.focal_weights):
+            raise ValueError(f"arm {self.name!r}: a weight interpolation has estimator {INTERPOLATION_ESTIMATOR!r}, "
+                             f"N = 8 (GRPO N=8's), 0 < λ < 1 (interpolation={self.interpolation!r}) and no settings")
         if self.focal_weights:
             from verl_focal.lab.demo.focal_controls import MODES
 
@@ -75,13 +86,15 @@ class Arm:
             d["focal_weights"] = self.focal_weights
         if self.mixture is not None:  # and the output mixture's points
             d["mixture"] = self.mixture
+        if self.interpolation is not None:  # and the weight interpolation's
+            d["interpolation"] = self.interpolation
         return d
 
     @property
     def trained(self) -> bool:
-        """False for the output mixture's points (computed from GRPO N=8 and the SFT policy), True for every arm
-        that RL trains."""
-        return self.mixture is None
+        """False for the output mixture's and the weight interpolation's points (made from GRPO N=8 and the SFT
+        policy), True for every arm that RL trains."""
+        return self.mixture is None and self.interpolation is None
 
 
 #: the ``actor_rollout_ref.actor`` keys an arm may set, as the recipes set them (grpo_low_lr.sh, grpo_entropy.sh,
@@ -95,6 +108,9 @@ REFERENCE_ARM = "GRPO N=8"
 #: the output mixture's "estimator": not one (nothing is trained); its points are computed from GRPO N=8's and the
 #: seed's SFT policy's probabilities
 MIXTURE_ESTIMATOR = "output_mixture"
+#: the weight interpolation's "estimator": not one either; its points are GRPO N=8's and the SFT policy's parameters
+#: interpolated, then evaluated
+INTERPOLATION_ESTIMATOR = "weight_interpolation"
 
 #: the row of each seed's SFT policy (no RL) in the results, the report and the claims
 BASE = "base (SFT)"
@@ -250,10 +266,22 @@ MIXTURE_LAMBDAS = (0.975, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.
 MIXTURE_FAMILY = Family("output mixture", "λ", tuple(_g(v) for v in MIXTURE_LAMBDAS),
                         tuple(Arm(f"output mixture λ={_g(v)}", MIXTURE_ESTIMATOR, 8, mixture=v)
                               for v in MIXTURE_LAMBDAS), False, ends_at_sft=True, reference=True)
-REFERENCE_FAMILIES: tuple[Family, ...] = (MIXTURE_FAMILY,)
+#: λ of the weight interpolation's points (docs/demo.md, "Weight interpolation"), fixed on a pilot seed (100, not in
+#: the design): its pass@1 stays at GRPO's down to λ = 0.8 and falls about linearly below, so the grid is dense where
+#: the methods' pass@1 lies (Δ −0.005 to −0.08 at λ 0.7 to 0.2) in steps of about 0.005-0.02 pass@1; λ = 1 is GRPO
+#: N=8, λ = 0 the SFT policy
+INTERPOLATION_LAMBDAS = (0.9, 0.8, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4, 0.3, 0.2, 0.1)
+#: weight interpolation θ_λ = λ·θ_GRPO N=8 + (1 − λ)·θ_SFT (WiSE-FT; Dang et al., arXiv 2504.10478): a reference on
+#: the control side, one evaluation per λ and seed, never trained and never a method
+INTERPOLATION_FAMILY = Family("weight interpolation", "λ", tuple(_g(v) for v in INTERPOLATION_LAMBDAS),
+                              tuple(Arm(f"weight interpolation λ={_g(v)}", INTERPOLATION_ESTIMATOR, 8,
+                                        interpolation=v) for v in INTERPOLATION_LAMBDAS),
+                              False, ends_at_sft=True, reference=True)
+REFERENCE_FAMILIES: tuple[Family, ...] = (MIXTURE_FAMILY, INTERPOLATION_FAMILY)
 
 #: ``--arms controls``: GRPO N=8, the four control families (the papers' three, focal shuffled), the methods' sweeps
-#: (F-GRPO renormalised among them), all at N = 8 on the same seeds, and the output mixture's points (computed)
+#: (F-GRPO renormalised among them), all at N = 8 on the same seeds, the output mixture's points (computed) and the
+#: weight interpolation's (interpolated, then evaluated)
 CONTROLS_SET: tuple[Arm, ...] = (DEFAULT_ARMS[0],) + tuple(
     a for fam in CONTROL_FAMILIES + METHOD_FAMILIES + REFERENCE_FAMILIES for a in fam.arms)
 
@@ -272,11 +300,11 @@ ARM_SETS["all"] = tuple({a.name: a for a in DEFAULT_ARMS + GROUP_SIZE_ARMS + FAM
 
 
 def _merge(a: Arm, b: Arm) -> Arm:
-    if ((a.estimator, a.n, dict(a.settings), dict(a.actor), a.focal_weights, a.mixture)
-            != (b.estimator, b.n, dict(b.settings), dict(b.actor), b.focal_weights, b.mixture)):
+    if ((a.estimator, a.n, dict(a.settings), dict(a.actor), a.focal_weights, a.mixture, a.interpolation)
+            != (b.estimator, b.n, dict(b.settings), dict(b.actor), b.focal_weights, b.mixture, b.interpolation)):
         raise ValueError(f"arm {a.name!r} is defined twice with different settings")
     return Arm(a.name, a.estimator, a.n, a.settings, tuple(dict.fromkeys(a.compare_with + b.compare_with)), a.actor,
-               a.focal_weights, a.mixture)
+               a.focal_weights, a.mixture, a.interpolation)
 
 
 def arms_by_name(names: list[str]) -> tuple[Arm, ...]:

@@ -86,8 +86,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "Unlikely sum and mean), 'n-sweep' (GRPO N=2,4,8,16,32 and F-GRPO γ=1 N=8), "
                              "'controls' (GRPO at lower lr, with an entropy bonus, with a KL loss, with F-GRPO's "
                              "weights shuffled, and each method, MaxRL, DS-GRPO and F-GRPO at GRPO's step size "
-                             "included, over its own knob, and the output mixture of GRPO N=8 and the SFT policy, "
-                             "computed: compared at equal pass@1) or 'all' (every arm)")
+                             "included, over its own knob, the output mixture of GRPO N=8 and the SFT policy, "
+                             "computed, and their weight interpolation, evaluated: compared at equal pass@1) or 'all' "
+                             "(every arm)")
     parser.add_argument(
         "--steps", type=int, default=None, help="override the number of RL steps per run (changes the design)"
     )
@@ -235,6 +236,26 @@ def _interrupted(results: dict, out_dir: str) -> int:
     return EXIT_INTERRUPTED
 
 
+def _time_refusal(cfg, seeds_arg) -> str | None:
+    """A run estimated over a day without --budget is refused with its estimate (one line); one over 15 minutes
+    prints its estimate and the --budget option on stderr before it starts."""
+    from verl_focal.lab.demo.experiment import MAX_UNBUDGETED_S, duration_text, estimate_seconds
+
+    est = estimate_seconds(cfg)
+    trained = sum(a.trained for a in cfg.arms)
+    what = (f"{len(cfg.seeds):,} seeds × {trained} trained arms: about {duration_text(est)} on an idle machine, up "
+            "to twice that on a loaded one (docs/demo.md, 'Run time and power')")
+    given = f"--seeds {' '.join(seeds_arg)}: " if seeds_arg else ""
+    if est > MAX_UNBUDGETED_S and cfg.budget_s is None:
+        return (f"{given}{what}; give --budget SECONDS to run as many of these seeds as fit (in the given order), "
+                "or fewer seeds")
+    if est > 15 * 60:
+        budget = f"--budget {cfg.budget_s:.0f} s stops starting seeds when one would end late" if cfg.budget_s \
+            else "--budget SECONDS would stop starting seeds when one would end late"
+        print(f"verl-focal demo: {given}{what}; {budget}", file=sys.stderr)
+    return None
+
+
 #: where a run's report goes without --out-dir
 DEFAULT_OUT_DIR = "outputs/demo"
 
@@ -281,6 +302,9 @@ def run(args: argparse.Namespace) -> int:
         check_out_dir(args.out_dir)  # a file or an unwritable place is refused now, not after the run
     except ValueError as e:
         return fail(str(e))
+    late = _time_refusal(cfg, args.seeds)
+    if late:
+        return fail(late)
 
     if cfg.mode == "quick":
         print(f"verl-focal demo --quick: {SMOKE_BANNER}", file=sys.stderr)

@@ -51,7 +51,8 @@ def design_differences(config_1: Mapping[str, Any], config_2: Mapping[str, Any])
     arms_1 = {arm["name"]: arm for arm in config_1.get("arms", [])}
     arms_2 = {arm["name"]: arm for arm in config_2.get("arms", [])}
     for name in [n for n in arms_1 if n in arms_2]:
-        x, y = ({k: arm.get(k) for k in ("estimator", "n", "settings", "actor", "focal_weights", "mixture")}
+        x, y = ({k: arm.get(k) for k in ("estimator", "n", "settings", "actor", "focal_weights", "mixture",
+                                                  "interpolation")}
                 for arm in (arms_1[name], arms_2[name]))
         if x != y:
             out.append(f"arm {name!r}: {x} vs {y}")

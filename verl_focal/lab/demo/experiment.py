@@ -35,7 +35,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from verl_focal.lab.demo.arms import BASE_LR, DEFAULT_ARMS, MIXTURE_ESTIMATOR, REFERENCE_ARM, Arm
+from verl_focal.lab.demo.arms import (
+    BASE_LR,
+    DEFAULT_ARMS,
+    INTERPOLATION_ESTIMATOR,
+    MIXTURE_ESTIMATOR,
+    REFERENCE_ARM,
+    Arm,
+)
 from verl_focal.lab.demo.metrics import (
     answer_logprobs,
     build_rare_set,
@@ -53,7 +60,8 @@ from verl_focal.lab.demo.stats import mean_eval, metric_table, run_claims
 from verl_focal.lab.demo.task import STRATEGIES, sft_examples, split_problems
 
 __all__ = ["DEFAULT_SEEDS", "DemoConfig", "SeedEval", "preset", "run_experiment", "evaluate", "metrics_from_logp",
-           "mixture_eval", "metric_table"]
+           "estimate_seconds", "duration_text", "MAX_UNBUDGETED_S",
+           "mixture_eval", "interpolate_state", "metric_table"]
 
 #: the default run's seeds (``verl-focal demo --help`` prints them)
 DEFAULT_SEEDS: tuple[int, ...] = tuple(range(24))
@@ -105,13 +113,43 @@ class DemoConfig:
             raise ValueError("no arms to run")
         mixtures = [a.name for a in self.arms if not a.trained]
         if mixtures and REFERENCE_ARM not in {a.name for a in self.arms if a.trained}:
-            raise ValueError(f"--arms: the output mixture ({', '.join(mixtures)}) is computed from {REFERENCE_ARM}'s "
-                             f"policy and the SFT policy; add {REFERENCE_ARM!r} to --arms")
+            raise ValueError(f"--arms: the output mixture and the weight interpolation ({', '.join(mixtures)}) are "
+                             f"made from {REFERENCE_ARM}'s policy and the SFT policy; add {REFERENCE_ARM!r} to --arms")
         if 256 not in self.ks or 16 not in self.ks or 1 not in self.ks:
             raise ValueError(f"ks={self.ks} must include 1, 16 and 256 (the claims' metrics)")
         for arm in self.arms:
             if arm.n < 2:
                 raise ValueError(f"arm {arm.name!r}: group size N={arm.n} must be >= 2 for a group-relative advantage")
+
+
+#: CPU seconds of one seed's SFT and base evaluation per 500 SFT steps, and of one arm per 60 RL steps at N = 8, on an
+#: idle 2-core machine (docs/demo.md, "Run time and power": run A, 16.0 s a seed, 2.5 s an RL run); a loaded machine
+#: is up to about twice slower
+SFT_CPU_S, ARM_CPU_S = 16.0, 2.5
+#: CPU seconds of one reference point, at most (an output mixture's ~0.02, a weight interpolation's one evaluation,
+#: 2.9 s for its 12 points on seed 100 on a loaded machine)
+REFERENCE_CPU_S = 0.25
+#: the longest run the CLI starts without a --budget (24 h): a longer one is refused with its estimate
+MAX_UNBUDGETED_S = 24 * 3600.0
+
+
+def estimate_seconds(cfg: DemoConfig) -> float:
+    """The run's wall time on an idle machine, from :data:`SFT_CPU_S` and :data:`ARM_CPU_S` scaled by the steps and
+    the group size: seeds × (SFT · sft_steps/500 + Σ_arms ARM · rl_steps/60 · N/8 + references) / workers."""
+    per_seed = SFT_CPU_S * cfg.sft_steps / 500 + sum(
+        ARM_CPU_S * cfg.rl_steps / 60 * a.n / 8 if a.trained else REFERENCE_CPU_S for a in cfg.arms)
+    return len(cfg.seeds) * per_seed / _auto_jobs(cfg, len(cfg.seeds))
+
+
+def duration_text(seconds: float) -> str:
+    """``42 s``, ``12 min``, ``5.3 h``, ``16.5 days``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
 
 
 def preset(mode: str) -> DemoConfig:
@@ -204,6 +242,18 @@ def mixture_eval(lam: float, logp: np.ndarray, shared: SeedEval, cfg: DemoConfig
     return out
 
 
+def interpolate_state(lam: float, rl_state: dict, sft_state: dict) -> dict:
+    """Weight interpolation θ_λ = λ·θ_RL + (1 − λ)·θ_SFT of two state dicts of one architecture, tensor by tensor
+    (WiSE-FT; Dang et al., arXiv 2504.10478), the formula of ``verl-focal eval interpolate``: floating-point tensors
+    interpolated in their dtype, every other tensor (buffers) taken from ``rl_state``.  0 < λ < 1."""
+    if not 0.0 < lam < 1.0:
+        raise ValueError(f"interpolation λ={lam} must lie strictly between 0 (the SFT policy) and 1 (the RL policy)")
+    out = {}
+    for k, v in rl_state.items():
+        out[k] = v * lam + sft_state[k] * (1.0 - lam) if v.is_floating_point() else v.clone()
+    return out
+
+
 def _summarise_history(h: list[dict[str, float]]) -> dict[str, float]:
     tail = h[-max(1, len(h) // 5):]
     ge2 = sum(x["groups_ge2_correct"] for x in h)
@@ -236,9 +286,9 @@ def fit_sft(cfg: DemoConfig, familiar, seed: int, progress=None, tokenizer=None)
 
 
 def _run_arm(cfg: DemoConfig, arm: Arm, seed: int, start, tok, problems, shared: SeedEval,
-             progress=None) -> tuple[dict[str, Any], np.ndarray]:
-    """One arm from a copy of the seed's SFT policy ``start``: its run record and its log-probs of the seed's correct
-    answers (``shared.cs``)."""
+             progress=None) -> tuple[dict[str, Any], np.ndarray, Any]:
+    """One arm from a copy of the seed's SFT policy ``start``: its run record, its log-probs of the seed's correct
+    answers (``shared.cs``) and the trained model."""
     from verl_focal.lab.demo.rl import RLConfig, train_rl
 
     t0, c0 = time.time(), time.process_time()
@@ -254,7 +304,20 @@ def _run_arm(cfg: DemoConfig, arm: Arm, seed: int, start, tok, problems, shared:
            "seconds": time.time() - t0, "cpu_s": time.process_time() - c0, "eval": ev, "history": hist}
     if arm.focal_weights:  # the focal weight's controls: GRPO's estimator, other advantages (runs of others unchanged)
         run["focal_weights"] = arm.focal_weights
-    return run, logp
+    return run, logp, model
+
+
+def _interpolation_eval(lam: float, grpo, start, tok, shared: SeedEval, cfg: DemoConfig) -> dict[str, Any]:
+    """The weight interpolation of GRPO N=8's trained policy ``grpo`` and the seed's SFT policy ``start`` at λ,
+    evaluated as every arm is (exact pass@k from the policy's probabilities, ΔNLL_rare on the seed's rare set)."""
+    model = copy.deepcopy(start)
+    model.load_state_dict(interpolate_state(lam, grpo.state_dict(), start.state_dict()))
+    model.eval()
+    logp = answer_logprobs(model, tok, shared.cs, shared.encoded)
+    ev = metrics_from_logp(logp, shared, cfg)
+    if shared.rare is not None:
+        ev["delta_nll_rare"] = delta_nll(model, tok, shared.rare, shared.rare_encoded)
+    return ev
 
 
 def _run_seed(job: dict[str, Any], progress=None) -> dict[str, Any]:
@@ -290,14 +353,28 @@ def _run_seed(job: dict[str, Any], progress=None) -> dict[str, Any]:
     if progress is not None:
         progress.set_description(f"RL seed {seed}")
     runs, logps = [], {}
+    made = job.get("mixtures") or []
+    grpo = None
     for arm in job["arms"]:
-        run, logps[arm.name] = _run_arm(cfg, arm, seed, start, tok, problems, shared, progress)
+        run, logps[arm.name], model = _run_arm(cfg, arm, seed, start, tok, problems, shared, progress)
+        if arm.name == REFERENCE_ARM and any(a.interpolation is not None for a in made):
+            grpo = model  # kept for the weight interpolation
         runs.append(run)
+    if made:  # the references: made from GRPO N=8 and the SFT policy, not trained
+        t_ref = time.process_time()
+        out_refs = []
+        for a in made:
+            if a.mixture is not None:
+                out_refs.append({"arm": a.name, "estimator": MIXTURE_ESTIMATOR, "lambda": a.mixture, "seed": seed,
+                                 "eval": mixture_eval(a.mixture, logps[REFERENCE_ARM], shared, cfg)})
+            else:
+                out_refs.append({"arm": a.name, "estimator": INTERPOLATION_ESTIMATOR, "lambda": a.interpolation,
+                                 "seed": seed, "eval": _interpolation_eval(a.interpolation, grpo, start, tok, shared,
+                                                                           cfg)})
     out = {"seed": seed, "base": base_eval, "runs": runs}
-    if job.get("mixtures"):  # the output mixture's points: computed from GRPO N=8 and the SFT policy, not trained
-        out["references"] = [{"arm": a.name, "estimator": MIXTURE_ESTIMATOR, "lambda": a.mixture, "seed": seed,
-                              "eval": mixture_eval(a.mixture, logps[REFERENCE_ARM], shared, cfg)}
-                             for a in job["mixtures"]]
+    if made:
+        out["references"] = out_refs
+        out["references_cpu_s"] = time.process_time() - t_ref
     out.update({"seconds": time.time() - t0, "cpu_s": time.process_time() - c0, "sft_seconds": sft_s,
                 "sft_cpu_s": sft_cpu})
     return out
@@ -334,7 +411,7 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
     t_start, cpu_start = time.time(), time.process_time()
     familiar, unfamiliar = split_problems(cfg.task_seed, cfg.unfamiliar_frac)
     arms, skipped = [], []
-    mixtures = [a for a in cfg.arms if not a.trained]  # computed after each seed's arms, from GRPO N=8's policy
+    mixtures = [a for a in cfg.arms if not a.trained]  # made after each seed's arms, from GRPO N=8's policy
     for arm in (a for a in cfg.arms if a.trained):
         if estimator_available(arm.estimator):
             arms.append(arm)
@@ -346,7 +423,7 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
     per_seed_steps = cfg.sft_steps + cfg.rl_steps * len(arms)
     bar = progress_factory(per_seed_steps * len(cfg.seeds)) if progress_factory else None
     if mixtures and REFERENCE_ARM not in {a.name for a in arms}:
-        raise ValueError(f"the output mixture needs {REFERENCE_ARM}, which did not run")
+        raise ValueError(f"the output mixture and the weight interpolation need {REFERENCE_ARM}, which did not run")
     jobs_list = [{"cfg": cfg, "arms": arms, "mixtures": mixtures, "seed": seed} for seed in cfg.seeds]
     n_jobs = _auto_jobs(cfg, len(jobs_list))
     seed_results, stopped, interrupted = _run_all(jobs_list, n_jobs, cfg, t_start, bar, per_seed_steps, log)
@@ -381,7 +458,9 @@ def run_experiment(cfg: DemoConfig, progress_factory: Callable[[int], Any] | Non
                     "cpu": time.process_time() - cpu_start + ru.ru_utime + ru.ru_stime,
                     "seed_cpu": float(sum(sr["cpu_s"] for sr in seed_results)),
                     "sft_cpu": float(sum(sr["sft_cpu_s"] for sr in seed_results)),
-                    "rl_cpu": float(sum(r["cpu_s"] for r in runs))},
+                    "rl_cpu": float(sum(r["cpu_s"] for r in runs)),
+                    # the references' CPU time (the output mixture's and the weight interpolation's points)
+                    "references_cpu": float(sum(sr.get("references_cpu_s", 0.0) for sr in seed_results))},
     }
     if references:  # the output mixture's points (only runs that hold it carry the key)
         out["references"] = references

@@ -31,6 +31,8 @@ __all__ = ["FRONTIER_PLOT", "frontier_results", "controls_markdown", "frontier_p
 FRONTIER_PLOT = "frontier.png"
 #: the output mixture's curve (a reference): dotted, in a colour no family uses
 REFERENCE_COLOUR = "#01665e"
+#: each reference family's colour (dotted curves); the output mixture keeps :data:`REFERENCE_COLOUR`
+REFERENCE_COLOURS = {"output mixture": REFERENCE_COLOUR, "weight interpolation": "#8c510a"}
 #: the frontier's two axes (the claims' five metrics are :data:`verl_focal.lab.demo.stats.METRICS`)
 FRONTIER_METRICS = ("pass@1", "pass@256")
 
@@ -93,6 +95,11 @@ def frontier_results(results: dict[str, Any], n_boot: int = 4000) -> dict[str, A
     if references:
         claims += frontier_claims(per_seed, REFERENCE_ARM, method_arms,
                                   {f.name: [arm for _, arm in _grid(f)] for f in references}, n_boot=n_boot)
+        for f in references:  # each reference family's points against every other reference family
+            others = [a.name for g in references if g is not f for a in g.arms]
+            if others:
+                claims += frontier_claims(per_seed, REFERENCE_ARM, others, {f.name: [arm for _, arm in _grid(f)]},
+                                          n_boot=n_boot)
     families = [{"name": f.name, "knob": f.knob, "control": f.control, **({"reference": True} if f.reference else {})}
                 for f in controls + methods + references]
     out = {"seeds": seeds, "families": families, "points": points, "claims": [c.as_json() for c in claims],
@@ -146,13 +153,21 @@ def controls_markdown(results: dict[str, Any]) -> list[str]:
             cells = [_cell(by[(m, f)]) if (m, f) in by else "—" for f in cols]
             out.append(f"| {m} | {_s(first['x'])} | {_s(first['y'])} | " + " | ".join(cells) + " |")
     if ref_points:
-        out += ["", "The output mixture, a reference (λ·π_GRPO N=8 + (1 − λ)·π_SFT, computed exactly from the two "
-                "policies, never trained, not a method), against the control families at its own Δ pass@1, D as "
-                "above:", "", "| reference point | Δ pass@1 | Δ pass@256 | " + " | ".join(f"vs {f}" for f in controls)
-                + " |", "|---|---|---|" + "---|" * len(controls)]
+        what = {"output mixture": "the output mixture λ·π_GRPO N=8 + (1 − λ)·π_SFT, computed exactly from the two "
+                                  "policies",
+                "weight interpolation": "the weight interpolation θ_λ = λ·θ_GRPO N=8 + (1 − λ)·θ_SFT, evaluated"}
+        said = "; ".join(what.get(f, f) for f in refs)
+        rcols = controls + (refs if len(refs) > 1 else [])
+        head = (f"The {refs[0]}, a reference ({said}, never trained, not a method), against the control families at "
+                "its own Δ pass@1" if len(refs) == 1 else
+                f"The references ({said}; never trained, not methods), against the control families and each other "
+                "at their own Δ pass@1")
+        out += ["", f"{head}, D as above:", "",
+                "| reference point | Δ pass@1 | Δ pass@256 | " + " | ".join(_column_title(f, refs) for f in rcols)
+                + " |", "|---|---|---|" + "---|" * len(rcols)]
         for m in dict.fromkeys(c["method"] for c in fr["claims"] if c["method"] in ref_points):
             first = next(c for c in fr["claims"] if c["method"] == m)
-            cells = [_cell(by[(m, f)]) if (m, f) in by else "—" for f in controls]
+            cells = [_cell(by[(m, f)]) if (m, f) in by else "—" for f in rcols]
             out.append(f"| {m} | {_s(first['x'])} | {_s(first['y'])} | " + " | ".join(cells) + " |")
         out += _mixture_table(results)
     out += ["", *power_markdown([fr]), "", f"![frontier]({FRONTIER_PLOT})"]
@@ -164,6 +179,11 @@ def _columns(fr: dict[str, Any]) -> tuple[list[str], list[str]]:
     controls = [f["name"] for f in fr["families"] if f["control"]]
     refs = [f["name"] for f in fr["families"] if f.get("reference")]
     return controls, refs
+
+
+def _ref_label(refs: list[str]) -> str:
+    """"The output mixture" (one reference family), "The references (output mixture, weight interpolation)"."""
+    return f"The {refs[0]}" if len(refs) == 1 else f"The references ({', '.join(refs)})"
 
 
 def _column_title(family: str, refs: list[str]) -> str:
@@ -197,8 +217,9 @@ def _mixture_table(results: dict[str, Any]) -> list[str]:
         by.setdefault(r["arm"], []).append(r["eval"])
     if not by:
         return []
-    out = ["", "The output mixture's metrics (mean ± sample std over seeds; exact, from GRPO N=8's and the SFT "
-           "policy's probabilities of every correct answer; no training diagnostics: nothing was trained):", "",
+    out = ["", "The references' metrics (mean ± sample std over seeds; the output mixture's exact, from GRPO N=8's and "
+           "the SFT policy's probabilities of every correct answer, the weight interpolation's from its own "
+           "evaluation; no training diagnostics: nothing was trained):", "",
            "| reference point | " + " | ".join(t for t, _ in _MIXTURE_COLUMNS) + " |",
            "|---|" + "---|" * len(_MIXTURE_COLUMNS)]
     for name, evals in by.items():
@@ -225,7 +246,8 @@ def power_markdown(frontiers: list[dict[str, Any]]) -> list[str]:
         return f"{float(np.median(values)):.3f} [{min(values):.3f}, {max(values):.3f}]" if values else "—"
 
     controls = {f["name"] for fr in frontiers for f in fr["families"] if f["control"]}
-    refs = {m for fr in frontiers for m in fr.get("references", [])}  # the output mixture's points: not methods
+    refs = {m for fr in frontiers for m in fr.get("references", [])}  # the references' points: not methods
+    ref_families = list(dict.fromkeys(f["name"] for fr in frontiers for f in fr["families"] if f.get("reference")))
     for i, fr in enumerate(frontiers):
         n = len(fr["seeds"])
         ses = [c["se"] for c in fr["claims"]
@@ -246,8 +268,8 @@ def power_markdown(frontiers: list[dict[str, Any]]) -> list[str]:
         if kind == "methods":
             out.append(f"- Better than a control family at equal pass@1 in {where}: {beat}.")
         elif refs:
-            out.append(f"- The output mixture (a reference, not a method) better than a control family in {where}: "
-                       f"{beat}.")
+            kind_ = "a reference, not a method" if len(ref_families) == 1 else "not methods"
+            out.append(f"- {_ref_label(ref_families)} ({kind_}) better than a control family in {where}: {beat}.")
     return out
 
 
@@ -290,7 +312,8 @@ def frontier_plot(results: dict[str, Any], path: str, tag: str = "", zoom_x: flo
             xs = [0.0] + [p["pass@1"]["mean"] for p in pts]
             ys = [0.0] + [p["pass@256"]["mean"] for p in pts]
             if fam.get("reference"):
-                colour, ls, marker, lw, kind = REFERENCE_COLOUR, ":", "D", 2.2, "reference"
+                colour, ls, marker, lw, kind = (REFERENCE_COLOURS.get(fam["name"], REFERENCE_COLOUR), ":", "D", 2.2,
+                                                "reference")
             elif fam["control"]:
                 colour, ls, marker, lw = shared.NAMED_CONTROL_COLOURS.get(fam["name"], "grey"), "--", "s", 1.8
                 kind = "control"
@@ -412,7 +435,8 @@ def pooled_frontier_markdown(pooled: dict[str, Any], halves: list[dict[str, Any]
         out += ["", f"- Pooled power ({len(ses)} method × control family comparisons inside the grid): the smallest D "
                 f"detected with 80% power at the 5% level is {float(np.median(mdd)):.3f} [{min(mdd):.3f}, "
                 f"{max(mdd):.3f}] (median [range]) at {n} seeds."]
-    for label, pick in (("Methods", lambda m: m not in ref_points), ("The output mixture (a reference)",
+    ref_kind = "(a reference)" if len(refs) == 1 else "(not methods)"
+    for label, pick in (("Methods", lambda m: m not in ref_points), (f"{_ref_label(refs)} {ref_kind}",
                                                                      lambda m: m in ref_points)):
         if label != "Methods" and not ref_points:
             continue
@@ -424,9 +448,16 @@ def pooled_frontier_markdown(pooled: dict[str, Any], halves: list[dict[str, Any]
     if refs:
         for verdict in ("better", "worse"):
             held = [f"{m} vs {f}" for (m, f), ok in status.items()
-                    if ok and f in refs and by[(m, f)]["verdict"] == verdict]
-            out.append(f"- Methods {verdict} than the output mixture at equal pass@1 ({n} seeds, holds): "
+                    if ok and f in refs and m not in ref_points and by[(m, f)]["verdict"] == verdict]
+            out.append(f"- Methods {verdict} than {_ref_label(refs)[0].lower() + _ref_label(refs)[1:]} at equal "
+                       f"pass@1 ({n} seeds, holds): "
                        f"{'; '.join(held) if held else 'none'}.")
+        if len(refs) > 1:
+            for verdict in ("better", "worse"):
+                held = [f"{m} vs {f}" for (m, f), ok in status.items()
+                        if ok and f in refs and m in ref_points and by[(m, f)]["verdict"] == verdict]
+                out.append(f"- Reference points {verdict} than another reference family at equal pass@1 ({n} seeds, "
+                           f"holds): {'; '.join(held) if held else 'none'}.")
     if run_power:
         out += ["", "Each run at its own seeds (power projected to all the runs' seeds together):", "",
                 *power_markdown(runs)]

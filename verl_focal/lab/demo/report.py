@@ -333,10 +333,13 @@ def _markdown(results: dict[str, Any], summary) -> str:
             "nothing about whether GRPO, F-GRPO or Cue-GRPO is better.",
             "",
         ]
-    arms_line = ", ".join(a["name"] for a in cfg["arms"] if "mixture" not in a)
+    arms_line = ", ".join(a["name"] for a in cfg["arms"] if "mixture" not in a and "interpolation" not in a)
     mixture = [a["name"] for a in cfg["arms"] if "mixture" in a]
     if mixture:  # the output mixture's points: references computed from GRPO N=8 and the SFT policy, not arms
         arms_line += f"; references (computed, not trained): {', '.join(mixture)}"
+    wise = [a["name"] for a in cfg["arms"] if "interpolation" in a]
+    if wise:  # the weight interpolation's points: GRPO N=8's and the SFT policy's parameters interpolated
+        arms_line += f"; references (interpolated, then evaluated; not trained): {', '.join(wise)}"
     pr = results["problems"]
     lines += [
         f"Task: clock arithmetic mod 16 (`A op B` with the given symbol; strategies add/sub/mul). "
@@ -416,7 +419,9 @@ def _markdown(results: dict[str, Any], summary) -> str:
         f"Wall-clock: {results['seconds']['total']:.0f} s with {results.get('jobs', 1)} worker process(es); "
         f"CPU time {results['seconds'].get('cpu', float('nan')):.0f} s in all, of it "
         f"{results['seconds'].get('sft_cpu', float('nan')):.0f} s in the seeds' SFT and base evaluation and "
-        f"{results['seconds'].get('rl_cpu', float('nan')):.0f} s in the RL runs.",
+        f"{results['seconds'].get('rl_cpu', float('nan')):.0f} s in the RL runs"
+        + (f", {results['seconds']['references_cpu']:.0f} s in the references (output mixture, weight interpolation)."
+           if "references_cpu" in results["seconds"] else "."),
     ]
     if results.get("pooled_from"):
         lines.append("Pooled from " + "; ".join(f"run {i} (seeds {p['seeds'][0]}..{p['seeds'][-1]}, "

@@ -1,9 +1,12 @@
-"""``verl-focal eval {generate,score,report,frontier,example,rare-set,rare-nll}``.
+"""``verl-focal eval {generate,score,report,frontier,plan,families,interpolate,example,rare-set,rare-nll}``.
 
 * ``generate``  -- sample n responses per problem of an eval parquet (vllm | sglang | transformers), resumable JSONL;
 * ``score``     -- score one folder of runs (our JSONL or verl validation dumps) and write the report;
 * ``report``    -- the report only, from already scored files;
 * ``frontier``  -- methods against control families at equal pass@k (:mod:`verl_focal.lab.eval.frontier_cli`);
+* ``plan``      -- a pilot's design, then a full design's power and cost from the pilot (:mod:`.plan`);
+* ``families``  -- the families file from run folders named as the recipes name them (:mod:`.families_from_runs`);
+* ``interpolate`` -- θ_λ = λ·θ_RL + (1 − λ)·θ_base checkpoints, tensor by tensor (:mod:`.interpolate`);
 * ``example``   -- small scored example runs and a families file, offline (:mod:`verl_focal.lab.eval.example`);
 * ``rare-set``  -- base-model correct samples -> top 1% by base NLL -> rare set (JSONL);
 * ``rare-nll``  -- NLL of a checkpoint on the rare set -> ΔNLL_rare.
@@ -57,10 +60,13 @@ def _add_report_opts(p: argparse.ArgumentParser) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from verl_focal.lab.eval.example import add_example_parser
+    from verl_focal.lab.eval.families_from_runs import add_families_parser
     from verl_focal.lab.eval.frontier_cli import add_frontier_parser, add_plan_parser
+    from verl_focal.lab.eval.interpolate import add_interpolate_parser
 
     sub = parser.add_subparsers(dest="eval_command", required=True,
-                                metavar="{generate,score,report,frontier,plan,example,rare-set,rare-nll}")
+                                metavar="{generate,score,report,frontier,plan,families,interpolate,example,rare-set,"
+                                        "rare-nll}")
 
     g = sub.add_parser("generate", help="sample n responses per problem into a resumable JSONL")
     g.add_argument("--data", required=True, help="evaluation parquet (verl RL schema, from `verl-focal prep-data`)")
@@ -113,6 +119,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_frontier_parser(sub)
     add_plan_parser(sub)
+    add_families_parser(sub)
+    add_interpolate_parser(sub)
     add_example_parser(sub)
 
     rs = sub.add_parser("rare-set", help="top fraction of correct base-model samples by base NLL")
@@ -500,6 +508,18 @@ def _cmd_plan(args) -> int:
     return run_plan(args)
 
 
+def _cmd_families(args) -> int:
+    from verl_focal.lab.eval.families_from_runs import run_families
+
+    return run_families(args)
+
+
+def _cmd_interpolate(args) -> int:
+    from verl_focal.lab.eval.interpolate import run_interpolate
+
+    return run_interpolate(args)
+
+
 def _cmd_example(args) -> int:
     from verl_focal.lab.eval.example import run_example
 
@@ -507,7 +527,8 @@ def _cmd_example(args) -> int:
 
 
 COMMANDS = {"generate": _cmd_generate, "score": _cmd_score, "report": _cmd_report, "frontier": _cmd_frontier,
-            "plan": _cmd_plan, "example": _cmd_example, "rare-set": _cmd_rare_set, "rare-nll": _cmd_rare_nll}
+            "plan": _cmd_plan, "families": _cmd_families, "interpolate": _cmd_interpolate, "example": _cmd_example,
+            "rare-set": _cmd_rare_set, "rare-nll": _cmd_rare_nll}
 
 
 #: numeric options checked before any work: dest -> (test, what it must be)

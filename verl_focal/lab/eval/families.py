@@ -17,11 +17,21 @@ A small YAML file (docs/eval.md, "eval frontier")::
         knob: α
         points: [{value: 0.8, seeds: {...}}, {value: 1.6, seeds: {...}}]
 
+An optional ``references`` section lists families on the control side that are neither a method nor one of the
+papers' controls (the demo's output mixture and weight interpolation): their points are compared with every control
+family as a method's are, every method is compared with them as with a control family, and each reference family's
+points with every other reference family.
+
+A control family with ``trained: false`` is made without training (weight interpolation of each seed's RL run with
+the base model, ``eval interpolate``): its points cost an evaluation each, no training (``eval plan`` counts them so).
+
 ``seeds`` maps each training seed to the run trained with it; ``run`` names one run that stands for every seed (an
 untrained policy, or the only run of a one-seed design).  A point's name is ``name`` or ``<family> <knob>=<value>``.
 Everything is checked here, before any run is read: unknown keys (with a did-you-mean), a family with no point, a
 point without a value, a method given one run for several seeds, seeds that differ from the reference's, a name used
-twice.  Every refusal is one :class:`~verl_focal.config.errors.InputError` line naming the file and the entry.
+twice, a run used by two points (a method's run that is also a control point's or the reference's: D would be
+0 by construction; two control points may share runs only as the same policy, e.g. the base model ending two
+families).  Every refusal is one :class:`~verl_focal.config.errors.InputError` line naming the file and the entry.
 """
 
 from __future__ import annotations
@@ -38,9 +48,9 @@ __all__ = ["ALL_SEEDS", "Policy", "Family", "Families", "load_families", "parse_
 #: the seed key of a run that stands for every seed (``run: NAME``)
 ALL_SEEDS = None
 
-_TOP = ("reference", "controls", "methods")
+_TOP = ("reference", "controls", "methods", "references")
 _POINT = ("name", "value", "seeds", "run")
-_FAMILY = ("family", "knob", "points")
+_FAMILY = ("family", "knob", "points", "trained")
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,9 @@ class Policy:
     runs: dict[int | None, str]
     value: str | None
     where: str
+    #: False for the points of a ``trained: false`` control family (made without training); a ``run:`` point of a
+    #: design over seeds is untrained too (:attr:`untrained`)
+    trained: bool = True
 
     def run_at(self, seed: int | None) -> str:
         """The run of this policy at training seed ``seed``."""
@@ -59,17 +72,20 @@ class Policy:
 
     @property
     def untrained(self) -> bool:
+        """One run stands for every seed (``run: NAME``)."""
         return set(self.runs) == {ALL_SEEDS}
 
 
 @dataclass(frozen=True)
 class Family:
-    """A knob over a grid (``control``), or a method over its own knob (a single method is a family of one)."""
+    """A knob over a grid (``control``), or a method over its own knob (a single method is a family of one); a
+    ``reference`` family is on the control side (``control`` False) but compared as the module docstring says."""
 
     name: str
     knob: str
     control: bool
     points: tuple[Policy, ...]
+    reference: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,6 +94,7 @@ class Families:
     reference: Policy
     controls: tuple[Family, ...]
     methods: tuple[Family, ...]
+    references: tuple[Family, ...] = ()
 
     @property
     def seeds(self) -> list[int | None]:
@@ -86,7 +103,7 @@ class Families:
 
     def policies(self) -> Iterator[Policy]:
         yield self.reference
-        for fam in self.controls + self.methods:
+        for fam in self.controls + self.methods + self.references:
             yield from fam.points
 
     def runs(self) -> list[str]:
@@ -148,7 +165,7 @@ def _text(v: Any) -> str:
 
 
 def _family(entry: Any, i: int, section: str, source: str) -> Family:
-    control = section == "controls"
+    control = section in ("controls", "references")
     if isinstance(entry, dict) and "points" not in entry and not control:  # a single method
         e = _keys(entry, _POINT, f"{section}[{i}]", source)
         if "name" not in e:
@@ -162,6 +179,10 @@ def _family(entry: Any, i: int, section: str, source: str) -> Family:
                          + ("" if control else " (or give a single method as name + seeds)"))
     fam, knob = _text(e["family"]), _text(e.get("knob", "knob"))
     where = f"{section}[{i}] {fam!r}"
+    trained = e.get("trained", True)
+    if not isinstance(trained, bool) or (not trained and not control):
+        raise InputError(f"{source}: {where}: trained: {trained!r} must be true or false"
+                         + ("" if control else ", and only a control family can be made without training"))
     pts = e.get("points")
     if not pts:
         raise InputError(f"{source}: {where}: the family has no point; list its points in knob order, each with "
@@ -176,7 +197,11 @@ def _family(entry: Any, i: int, section: str, source: str) -> Family:
             raise InputError(f"{source}: {pw}: needs the knob's 'value'")
         value = _text(p["value"])
         name = _text(p["name"]) if "name" in p else f"{fam} {knob}={value}"
-        points.append(Policy(name, _runs(p, pw, source), value, f"{section[:-1]} {fam!r} point {knob}={value}"))
+        runs = _runs(p, pw, source)
+        points.append(Policy(name, runs, value, f"{section[:-1]} {fam!r} point {knob}={value}",
+                             trained))
+    if section == "references":
+        return Family(fam, knob, False, tuple(points), reference=True)
     return Family(fam, knob, control, tuple(points))
 
 
@@ -195,8 +220,13 @@ def parse_families(doc: Any, source: str = "families file") -> Families:
             raise InputError(f"{source}: '{section}' must list at least one "
                              f"{'control family' if section == 'controls' else 'method'}")
         sections[section] = tuple(_family(e, i, section, source) for i, e in enumerate(entries))
-    fams = Families(source, ref, sections["controls"], sections["methods"])
+    refs = doc.get("references") or []
+    if not isinstance(refs, list):
+        raise InputError(f"{source}: 'references' must be a list of families")
+    sections["references"] = tuple(_family(e, i, "references", source) for i, e in enumerate(refs))
+    fams = Families(source, ref, sections["controls"], sections["methods"], sections["references"])
     _check_seeds(fams)
+    _check_shared_runs(fams)
     seen: dict[str, str] = {}
     for p in fams.policies():
         if p.name in seen:
@@ -210,9 +240,9 @@ def _check_seeds(fams: Families) -> None:
     """Every trained point has the reference's seeds: the comparisons pair runs by training seed."""
     ref = set(fams.reference.runs)
     shown = sorted(s for s in ref if s is not None) or "one run"
-    for fam in fams.controls + fams.methods:
+    for fam in fams.controls + fams.methods + fams.references:
         for p in fam.points:
-            if p.untrained and (fam.control or ref == {ALL_SEEDS}):
+            if p.untrained and (fam.control or fam.reference or ref == {ALL_SEEDS}):
                 continue  # an untrained point (the base model) is the same policy at every seed
             if p.untrained:
                 raise InputError(f"{fams.source}: {p.where} gives one run for every seed, but the reference has "
@@ -221,3 +251,22 @@ def _check_seeds(fams: Families) -> None:
                 raise InputError(f"{fams.source}: {p.where} has seeds {sorted(p.runs)}, the reference "
                                  f"{fams.reference.name!r} has {shown}; methods and families must be trained on the "
                                  "same seeds to be paired")
+
+
+def _check_shared_runs(fams: Families) -> None:
+    """A run belongs to one point.  A method whose runs are the reference's or a control point's has D = 0 by
+    construction, and its zero-width interval would pull the power line down; so is refused.  Two control points may
+    share their runs only when they are the same policy (identical runs at every seed: the base model ending two
+    families); the reference's runs are no control point's (that point would sit at (0, 0))."""
+    owner: dict[str, Policy] = {}
+    for p in fams.policies():
+        for run in dict.fromkeys(p.runs.values()):
+            first = owner.get(run)
+            if first is None:
+                owner[run] = p
+                continue
+            is_method = any(p in f.points for f in fams.methods) or any(first in f.points for f in fams.methods)
+            if not is_method and first is not fams.reference and first.runs == p.runs:
+                continue  # one untrained policy at the far end of two control families
+            raise InputError(f"{fams.source}: run {run!r} is used by two points, {first.where} and {p.where}; each "
+                             "point needs its own runs (a method on another point's runs has D = 0 by construction)")

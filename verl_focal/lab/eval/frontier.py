@@ -175,7 +175,7 @@ def read_demo(folder: str | Path) -> tuple[dict, dict[str, RunScores]]:
         return name
 
     by_arm: dict[str, dict[int, str]] = {}
-    for r in res["runs"]:
+    for r in res["runs"] + res.get("references", []):  # the trained arms, then the references' points
         by_arm.setdefault(r["arm"], {})[int(r["seed"])] = put(r["arm"], int(r["seed"]), r["eval"]["pass_at_k"])
     for seed, ev in res["base"].get("per_seed", {}).items():
         by_arm.setdefault(fr["base"], {})[int(seed)] = put(fr["base"], int(seed), ev["pass_at_k"])
@@ -184,12 +184,26 @@ def read_demo(folder: str | Path) -> tuple[dict, dict[str, RunScores]]:
     def entry(arm: str, **kw) -> dict:
         return {**kw, "seeds": {s: by_arm[arm][s] for s in seeds}}
 
+    missing = sorted({pt["arm"] for pt in fr["points"]} - set(by_arm))
+    if missing:
+        raise InputError(f"--demo {f}: the frontier names {missing[0]!r}, which has no run or reference in "
+                         "results.json; the file is cut or edited: run the demo again")
     doc: dict[str, Any] = {"reference": entry(fr["reference"], name=fr["reference"]), "controls": [], "methods": []}
+    named: set[str] = set()
+
+    def name_of(pt: dict) -> str:  # the SFT policy ends several families: the same runs, one name per point
+        name = pt["arm"] if pt["arm"] not in named else f"{pt['arm']} ({pt['family']})"
+        named.add(name)
+        return name
+
     for fam in fr["families"]:
-        pts = [entry(pt["arm"], name=pt["arm"], value=pt["label"]) for pt in fr["points"]
+        pts = [entry(pt["arm"], name=name_of(pt), value=pt["label"]) for pt in fr["points"]
                if pt["family"] == fam["name"]]
-        doc["controls" if fam["control"] else "methods"].append({"family": fam["name"], "knob": fam["knob"],
-                                                                 "points": pts})
+        section = "references" if fam.get("reference") else "controls" if fam["control"] else "methods"
+        item = {"family": fam["name"], "knob": fam["knob"], "points": pts}
+        if fam.get("reference"):
+            item["trained"] = False
+        doc.setdefault(section, []).append(item)
     return doc, runs
 
 
@@ -310,6 +324,26 @@ def _bootstrap_problems(runs: dict[str, RunScores], benches: list[str], problems
 # ----------------------------------------------------------------------------------------------
 # the comparison
 # ----------------------------------------------------------------------------------------------
+def _refuse_identical(fams: Families, per_seed: dict, seeds: list, xm: str, ym: str) -> None:
+    """Two points with the same x and y at every seed have paired differences that are all zero: a method there has
+    D = 0 with a zero-width interval, a control point there adds nothing, and the power line is pulled down.  It is
+    the same runs under two names (or copies of them); refused, naming both entries.  Two control points that name
+    the same runs (the base model ending two families) are one policy and pass."""
+    method_names = {p.name for f in fams.methods for p in f.points}
+    seen: dict[tuple, Policy] = {}
+    for p in fams.policies():
+        key = tuple((per_seed[p.name][xm][s], per_seed[p.name][ym][s]) for s in seeds)
+        first = seen.setdefault(key, p)
+        if first is p:
+            continue
+        if (first is not fams.reference and first.name not in method_names and p.name not in method_names
+                and first.runs == p.runs):
+            continue
+        raise InputError(f"{fams.source}: {first.where} and {p.where} have the same {xm} and {ym} at every seed "
+                         f"(their paired differences are all zero): the same runs under two names? give each point "
+                         "its own runs")
+
+
 def frontier_table(fams: Families, runs: dict[str, RunScores], x: int, y: int, benchmark: str,
                    n_boot: int = 4000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
     """Points, claims and notes of the equal-pass@x comparison (the data behind frontier.md / .json / .png)."""
@@ -328,6 +362,7 @@ def frontier_table(fams: Families, runs: dict[str, RunScores], x: int, y: int, b
     value = {name: (run_value(r, benches, problems, x), run_value(r, benches, problems, y)) for name, r in runs.items()}
     per_seed = {p.name: {m: {s: value[p.run_at(s)][i] for s in seeds} for i, m in enumerate((xm, ym))}
                 for p in fams.policies()}
+    _refuse_identical(fams, per_seed, seeds, xm, ym)
     ref = per_seed[fams.reference.name]
     boot = _bootstrap_problems(runs, benches, problems, (x, y), n_boot, seed) if mode == PROBLEMS else None
 
@@ -344,18 +379,33 @@ def frontier_table(fams: Families, runs: dict[str, RunScores], x: int, y: int, b
         return {"mean": mean, "ci_low": lo, "ci_high": hi}
 
     points = []
-    for fam in fams.controls + fams.methods:
+    for fam in fams.controls + fams.methods + fams.references:
         for p in fam.points:
             points.append({"family": fam.name, "knob": fam.knob, "label": p.value, "policy": p.name,
                            "control": fam.control, "runs": {str(s): r for s, r in p.runs.items()},
+                           "trained": p.trained and not (p.untrained and mode == SEEDS),
+                           **({"reference": True} if fam.reference else {}),
                            xm: delta(p, 0, xm), ym: delta(p, 1, ym)})
-    methods = [p for f in fams.methods for p in f.points]
+    methods = [p.name for f in fams.methods for p in f.points]
+    # a reference family's point that is a control point too (the base model ending both) is not compared again
+    control_runs = [p.runs for f in fams.controls for p in f.points]
+    ref_points = [p.name for f in fams.references for p in f.points if p.runs not in control_runs]
+    # who is compared with which families: methods and reference points with the controls, methods with the reference
+    # families, and each reference family's points with every other reference family (the demo's order)
+    pairs = [(methods + ref_points, fams.controls)]
+    if fams.references:
+        pairs.append((methods, fams.references))
+        for f in fams.references:
+            others = [p.name for g in fams.references if g is not f for p in g.points if p.runs not in control_runs]
+            if others:
+                pairs.append((others, (f,)))
+    claims = []
     if mode == SEEDS:
-        claims = frontier_claims(per_seed, fams.reference.name, [p.name for p in methods],
-                                 {f.name: [p.name for p in f.points] for f in fams.controls}, n_boot=n_boot,
-                                 level=level, seed=seed, x=xm, y=ym)
+        for who, families in pairs:
+            claims += frontier_claims(per_seed, fams.reference.name, who,
+                                      {f.name: [p.name for p in f.points] for f in families}, n_boot=n_boot,
+                                      level=level, seed=seed, x=xm, y=ym)
     else:
-        claims = []
         run0 = {p.name: p.run_at(seeds[0]) for p in fams.policies()}
 
         def d(name: str) -> tuple[float, float, np.ndarray, np.ndarray]:
@@ -363,16 +413,19 @@ def frontier_table(fams: Families, runs: dict[str, RunScores], x: int, y: int, b
             return (value[r][0] - value[ref_run][0], value[r][1] - value[ref_run][1],
                     boot[r][0] - boot[ref_run][0], boot[r][1] - boot[ref_run][1])
 
-        for m in methods:
-            mx, my, bx, by = d(m.name)
-            for f in fams.controls:
-                pts = [d(p.name) for p in f.points]
-                claims.append(claim_from_resamples(
-                    m.name, f.name, mx, my, np.array([q[0] for q in pts]), np.array([q[1] for q in pts]), bx, by,
-                    np.array([q[2] for q in pts]), np.array([q[3] for q in pts]), 1, PROBLEMS, level))
+        for who, families in pairs:
+            for m in who:
+                mx, my, bx, by = d(m)
+                for f in families:
+                    pts = [d(p.name) for p in f.points]
+                    claims.append(claim_from_resamples(
+                        m, f.name, mx, my, np.array([q[0] for q in pts]), np.array([q[1] for q in pts]), bx, by,
+                        np.array([q[2] for q in pts]), np.array([q[3] for q in pts]), 1, PROBLEMS, level))
     return {"x": xm, "y": ym, "benchmark": benchmark, "benchmarks": benches, "resampled": mode,
             "seeds": [s for s in seeds if s is not ALL_SEEDS], "n_boot": n_boot, "level": level,
             "reference": fams.reference.name, "families_file": fams.source,
-            "families": [{"name": f.name, "knob": f.knob, "control": f.control} for f in fams.controls + fams.methods],
-            "points": points, "claims": [c.as_json() for c in claims],
+            "families": [{"name": f.name, "knob": f.knob, "control": f.control,
+                          **({"reference": True} if f.reference else {})}
+                         for f in fams.controls + fams.methods + fams.references],
+            "points": points, "claims": [c.as_json() for c in claims], "references": ref_points,
             "problems": {b: {k: v for k, v in problems[b].items() if k != "uids"} for b in benches}}

@@ -49,19 +49,36 @@ def add_frontier_parser(sub) -> None:
 
 def add_plan_parser(sub) -> None:
     """Add the ``plan`` sub-command: a design's smallest detectable D and cost from a pilot's frontier.json."""
-    from verl_focal.lab.eval.plan import DEFAULT_SEEDS
+    from verl_focal.lab.eval.plan import DEFAULT_SEEDS, PILOT_SEEDS
 
-    p = sub.add_parser("plan", help="before training: the smallest D a design of S seeds per point detects, and its "
-                                    "cost, projected from a pilot's `eval frontier` output")
-    p.add_argument("--pilot", required=True, metavar="PATH",
-                   help="an `eval frontier` output folder (or its frontier.json) over 2 or more training seeds")
-    p.add_argument("--seeds", nargs="+", type=int, default=list(DEFAULT_SEEDS), metavar="S",
-                   help=f"seeds per point to tabulate (default {' '.join(map(str, DEFAULT_SEEDS))}; each >= 2)")
+    p = sub.add_parser("plan", help="before training: the pilot's design (--propose), then the smallest D a design of "
+                                    "S seeds per point detects, and its cost, projected from the pilot's `eval "
+                                    "frontier` output (--pilot)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--pilot", metavar="PATH",
+                     help="an `eval frontier` output folder (or its frontier.json) over 2 or more training seeds")
+    src.add_argument("--propose", action="store_true",
+                     help="propose the pilot itself from --methods and --controls: its points, training runs, "
+                          "evaluations and H100-hours (the base model as the lower-lr family's free lr = 0 point)")
+    p.add_argument("--methods", nargs="+", default=[], metavar="NAME", help="with --propose: the methods to compare")
+    p.add_argument("--controls", nargs="+", default=[], metavar="FAMILY",
+                   help="with --propose: control families besides the lower-lr one ('KL to SFT', 'entropy bonus', "
+                        "'weight interpolation')")
+    p.add_argument("--seeds", nargs="+", type=int, default=None, metavar="S",
+                   help=f"seeds per point to tabulate (default {' '.join(map(str, DEFAULT_SEEDS))}; each >= 2); "
+                        f"with --propose one value (default {PILOT_SEEDS})")
+    p.add_argument("--untrained-points", type=int, default=None,
+                   help="untrained points of one run each (the base model): one evaluation each, no training "
+                        "(default: the pilot's)")
+    p.add_argument("--interpolated-points", type=int, default=None,
+                   help="points made without training at each seed (weight interpolation): one evaluation per seed "
+                        "each (default: the pilot's)")
     p.add_argument("--target", type=float, default=0.02,
                    help="the D the design should detect; the plan says how many seeds per point it takes "
                         "(default 0.02)")
     p.add_argument("--points", type=int, default=None,
-                   help="policy points the design trains, reference included, for the cost (default: the pilot's); "
+                   help="trained policy points of the design, reference included, for the cost (default: the "
+                        "pilot's); "
                         "the smallest D is the pilot's comparisons' either way")
     for flag, default, what in (("--train-hours", 850.0, "training run (default 850: the recipes' defaults"),
                                 ("--eval-hours", 75.0, "evaluation (default 75: n = 256 on the six math sets")):
@@ -70,8 +87,27 @@ def add_plan_parser(sub) -> None:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from verl_focal.lab.eval.plan import load_pilot, plan_markdown, plan_rows
+    from verl_focal.lab.eval.plan import (
+        DEFAULT_SEEDS,
+        PILOT_SEEDS,
+        load_pilot,
+        plan_markdown,
+        plan_rows,
+        proposal_markdown,
+        propose_pilot,
+    )
 
+    if not args.propose and (args.methods or args.controls):
+        raise InputError("--methods / --controls describe a pilot to propose: add --propose (or leave them out with "
+                         "--pilot)")
+    if args.seeds is None:
+        args.seeds = [PILOT_SEEDS] if args.propose else list(DEFAULT_SEEDS)
+    if args.propose and len(args.seeds) != 1:
+        raise InputError(f"--seeds {' '.join(map(str, args.seeds))}: --propose takes one number of seeds per point")
+    for flag, v in (("--untrained-points", args.untrained_points),
+                    ("--interpolated-points", args.interpolated_points)):
+        if v is not None and v < 0:
+            raise InputError(f"{flag} {v}: must be >= 0")
     bad = [s for s in args.seeds if s < 2]
     if bad:
         raise InputError(f"--seeds {' '.join(map(str, bad))}: each must be >= 2 (the interval is a t with S − 1 "
@@ -81,8 +117,13 @@ def run_plan(args: argparse.Namespace) -> int:
             raise InputError(f"{flag} {v:g}: must be {'> 0' if flag == '--target' else '>= 0'}")
     if args.points is not None and args.points < 2:
         raise InputError(f"--points {args.points}: must be >= 2 (the reference and at least one other policy)")
+    if args.propose:
+        design = propose_pilot(args.methods, args.controls, args.seeds[0])
+        print(proposal_markdown(design, args.train_hours, args.eval_hours))
+        return 0
     fr = load_pilot(args.pilot)
-    rows = plan_rows(fr, sorted(set(args.seeds)), args.train_hours, args.eval_hours, args.points)
+    rows = plan_rows(fr, sorted(set(args.seeds)), args.train_hours, args.eval_hours, args.points,
+                     args.untrained_points, args.interpolated_points)
     print(plan_markdown(fr, rows, args.target, args.pilot, args.train_hours, args.eval_hours, args.points))
     return 0
 

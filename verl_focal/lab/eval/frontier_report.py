@@ -49,9 +49,17 @@ def detectable_d(c: dict[str, Any], fr: dict[str, Any]) -> float | None:
     return float((st.norm.ppf(0.5 + fr["level"] / 2) + st.norm.ppf(POWER)) * se)
 
 
+def _power_claims(fr: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the power statement counts: the methods against the control families (not the reference
+    families' points, not the comparisons with a reference family)."""
+    refs = set(fr.get("references", []))
+    controls = {f["name"] for f in fr["families"] if f["control"]}
+    return [c for c in fr["claims"] if c["method"] not in refs and c["family"] in controls]
+
+
 def power_line(fr: dict[str, Any]) -> str:
     """One sentence: the median and range of :func:`detectable_d` over the comparisons inside the grid."""
-    ds = [d for d in (detectable_d(c, fr) for c in fr["claims"]) if d is not None]
+    ds = [d for d in (detectable_d(c, fr) for c in _power_claims(fr)) if d is not None]
     if not ds:
         return "Power: no comparison inside a control family's grid, so no smallest detectable D"
     level = 1 - fr["level"]
@@ -83,11 +91,11 @@ def frontier_markdown(fr: dict[str, Any]) -> str:
            uncertainty_note(fr) + ".", "", _problems_line(fr), "",
            f"| family | knob | point | Δ {x} | Δ {y} |", "|---|---|---|---|---|"]
     for p in fr["points"]:
-        kind = "control" if p["control"] else "method"
+        kind = "reference" if p.get("reference") else "control" if p["control"] else "method"
         knob = f"{p['knob']} = {p['label']}" if p["label"] is not None else "—"
         out.append(f"| {p['family']} ({kind}) | {knob} | {p['policy']} | {shared.ci_cell(p[x])} | "
                    f"{shared.ci_cell(p[y])} |")
-    controls = [f["name"] for f in fr["families"] if f["control"]]
+    controls = [f["name"] for f in fr["families"] if f["control"] or f.get("reference")]
     by = {(c["method"], c["family"]): c for c in fr["claims"]}
     methods = list(dict.fromkeys(c["method"] for c in fr["claims"]))
     out += ["", f"D = the method's Δ {y} − the control family's frontier at the method's Δ {x} (linear between the "
@@ -117,7 +125,7 @@ def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
     nc = nm = 0
     for fam in fr["families"]:
         pts = [p for p in fr["points"] if p["family"] == fam["name"]]
-        if fam["control"]:
+        if fam["control"] or fam.get("reference"):
             colour, ls, marker = shared.CONTROL_COLOURS[nc % len(shared.CONTROL_COLOURS)], "--", "s"
             nc += 1
         else:
@@ -125,7 +133,8 @@ def frontier_figure(fr: dict[str, Any], path: str | Path) -> None:
             nm += 1
         xs, ys = [p[x]["mean"] for p in pts], [p[y]["mean"] for p in pts]
         single = not fam["control"] and len(pts) == 1
-        label = f"{'control' if fam['control'] else 'method'}: {fam['name']}" + (f" ({fam['knob']})" if not single
+        kind = "reference" if fam.get("reference") else "control" if fam["control"] else "method"
+        label = f"{kind}: {fam['name']}" + (f" ({fam['knob']})" if not single
                                                                                  else "")
         ax.plot(xs if single else [0.0] + xs, ys if single else [0.0] + ys, ls="none" if single else ls,
                 color=colour, marker=marker, ms=6, label=label)

@@ -276,6 +276,10 @@ class Duplicates:
                          f"those samples twice: {shown}{more}; keep one line per (uid, sample) and score again")
 
 
+#: the commands that read the answer text (its field must hold a string)
+TEXT_COMMANDS = ("score", "rare-set", "rare-nll")
+
+
 def read_records(
     path: str | os.PathLike,
     command: str,
@@ -313,12 +317,19 @@ def read_records(
     first: tuple[int, str] | None = None  # (line, why) of the first line without a needed field
     for rec in read_jsonl(p, stats):
         keys = ", ".join(sorted(rec)) or "no keys"
+        text_field = "output" if is_verl_dump(rec) else "response"  # the user's name for the answer text
         try:
             rec = normalise(rec, default_data_source) if command != "rare-nll" else rec
         except KeyError:
             why = "'uid'"
         else:
             why = missing_field(rec, need)
+        if why is None and command in TEXT_COMMANDS and not isinstance(rec.get("response"), str):
+            got = rec.get("response")
+            raise InputError(f"{label}{p} line {stats.line}: {text_field!r} is a {type(got).__name__}"
+                             f"{f' of {len(got)} items' if isinstance(got, (list, dict)) else ''}, not a string; "
+                             "give one line per sampled response, its text as a string (several responses per "
+                             "problem are several lines with the same uid and their own 'sample')")
         if why is None:
             out.append(rec)
             if duplicates is not None:
