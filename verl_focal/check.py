@@ -211,6 +211,7 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
         return out
     out["problems"] += [m if m.startswith("judge: ") else f"config: {m}" for m in report.refusals]
     out["warnings"] = report.warnings + out["warnings"]
+    info = [f"{f.rule}: {f.message}" for f in report.findings if f.level == "info"]
     sections = report.sections
     if out["problems"] or sections is None:
         return out
@@ -232,6 +233,7 @@ def validate_here(overrides: list[str], skip_judge: bool = False, verbose: bool 
                                   f"judge: {sections['cue'].judge.base_url} serves {sections['cue'].judge.model!r}")
     from verl_focal.config.schema import SECTIONS
 
+    out["checked"] += info  # what could not be checked here, and where it is
     algo = OmegaConf.to_container(config.algorithm, resolve=True)
     out["algorithm"] = {k: v for k, v in algo.items() if k not in SECTIONS or k in used}
     out["unused_sections"] = [k for k in SECTIONS if k in algo and k not in used]

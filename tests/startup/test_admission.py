@@ -158,6 +158,9 @@ CASES: dict[str, tuple[str, list[str], str, str]] = {
                     "verl's config check", "refuse"),
     "batch_padding": ("check", ["data.train_batch_size=100", "actor_rollout_ref.actor.ppo_mini_batch_size=64"],
                       "800 rows a step, and verl's v1 trainer pads each step to a multiple of 512", "warn"),
+    # this suite's .venv has no engine: the rule says where it runs instead (tests/e2e/test_vllm_engine_check.py runs
+    # vLLM's own classes in .venv-vllm)
+    "engine": ("check", [], "vLLM is not installed on", "info"),
     "local_paths": ("dry_run", [], "no such file", "refuse"),
     "data_columns": ("dry_run", [], "missing column(s) ['prompt', 'reward_model']", "refuse"),
     "versions": ("check", [], "transformers", "warn"),

@@ -25,9 +25,10 @@ def admit(stage: str, config: Any, *, overrides: Iterable[str] = (), trainer: st
 
     ``overrides``: the user's command line (the unread-key rule reads it); ``trainer``: as ``--trainer``;
     ``skip_judge``: ``check --skip-judge``.  A rule's :class:`ConfigError` is a finding at the rule's level in this
-    stage; its returned lines are findings at ``rule.lines``.  Every stage stops at the first refusal (one line to
-    fix at a time, the same one wherever the config enters); a rule whose ``after`` rules failed at a lower level
-    is skipped.  The report's ``sections`` hold our validated ``algorithm.*`` sections when that rule ran.
+    stage; its returned lines are findings at ``rule.lines`` (a ``(level, line)`` pair sets its own).  Every stage
+    stops at the first refusal (one line to fix at a time, the same one wherever the config enters); a rule whose
+    ``after`` rules failed at a lower level is skipped.  The report's ``sections`` hold our validated
+    ``algorithm.*`` sections when that rule ran.
     """
     if stage not in STAGES:
         raise ValueError(f"admit: no stage {stage!r}; stages: {STAGES}")
@@ -46,8 +47,9 @@ def admit(stage: str, config: Any, *, overrides: Iterable[str] = (), trainer: st
             if level == "refuse":
                 break
             continue
-        for line in lines:
-            report.add(rule.name, rule.lines, line)
+        for line in lines:  # a line, at the rule's level; or (level, line)
+            level_of, text = line if isinstance(line, tuple) else (rule.lines, line)
+            report.add(rule.name, level_of, text)
         report.ran.append(rule.name)
     report.sections = a.sections
     return report

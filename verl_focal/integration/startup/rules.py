@@ -75,7 +75,7 @@ class Rule:
     lines: str = "warn"
     #: rules that must have passed first (their results are read here)
     after: tuple[str, ...] = ()
-    #: what the rule needs where it runs: "" (the config), "verl", "files", "network"
+    #: what the rule needs where it runs: "" (the config), "verl", "files", "network", "engine"
     needs: str = ""
 
 
@@ -249,6 +249,12 @@ def _batch_padding(a: Admission) -> list[str]:
     return check_batch_padding(a.config)
 
 
+def _engine(a: Admission) -> list[str]:
+    from verl_focal.integration.startup.engine import check_engine
+
+    return check_engine(a.config)
+
+
 def _mandatory(a: Admission) -> list[str]:
     from verl_focal.integration.startup.mandatory import check_mandatory
 
@@ -396,6 +402,12 @@ _ROWS: tuple[tuple, ...] = (
      ("data.train_batch_size", "actor_rollout_ref.actor.ppo_mini_batch_size", "actor_rollout_ref.rollout.n"),
      "a batch that verl's v1 trainer pads with no-op rows each step (the rows, the share, a size that pads none)",
      _batch_padding, {}),
+    ("engine", _S + "engine:check_engine", (*BEFORE_RAY, "actor"), (),
+     ("actor_rollout_ref.rollout", "actor_rollout_ref.model.path", "data.max_prompt_length",
+      "data.max_response_length"),
+     "what the rollout engine itself refuses (vLLM's config classes on the model folder: parallelism, memory "
+     "fraction, context length); where it is not installed, one line, and the TaskRunner checks on the node",
+     _engine, {"needs": "engine"}),
     ("local_paths", "verl_focal.data.local_inputs:check_local_paths", ("dry_run",), (),
      ("data.train_files", "data.val_files", "actor_rollout_ref.model.path"),
      "local data files and model folders exist and load", _local_paths, {"needs": "files"}),
