@@ -302,3 +302,30 @@ def test_v1_transferqueue_step_on_the_device(name, raw_prompt, source, multi, to
         assert outs[True]["metrics"]["verl_focal/sessions"] < len(keys)
     if source == "judge":
         _judge_saw(fake_judge, raw_prompt)
+
+
+# ------------------------------------------------------------------------------------------- the proxy itself
+def test_the_proxy_refuses_every_host_read_until_cpu_and_follows_torch_ops():
+    x = on_device(torch.arange(6).reshape(2, 3))
+    for read in (x.numpy, x.tolist, lambda: x[0, 0].item(), lambda: np.asarray(x), lambda: np.asarray(x[0]),
+                 lambda: [np.asarray(r) for r in x]):  # the last: iterating rows into NumPy (the H200's failure)
+        with pytest.raises(TypeError, match="can't convert cuda:0 device type tensor to numpy"):
+            read()
+    assert type(x * 2 + 1) is OnDevice and type(x[1]) is OnDevice and x.device != torch.device("cpu")
+    with factories():
+        assert type(torch.zeros(2, device=x.device)) is OnDevice and type(torch.arange(2).to(x.device)) is OnDevice
+        assert type(torch.zeros(2)) is torch.Tensor  # without device=: the factory probe's bug, a host tensor
+    for host in (x.cpu(), x.to("cpu"), x.to(torch.device("cpu"))):
+        assert type(host) is torch.Tensor and host.numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert int(x.sum()) == 15 and bool(x.any())  # scalar syncs, as CUDA allows them
+
+
+def test_the_decoder_takes_device_rows_to_the_host_itself(tokenizer):
+    """What the H200 broke on: ``BatchDecoder`` took ``np.asarray`` of each device row of ``prompts``.  It now
+    copies them to the host first (:func:`~verl_focal.step.decode.host_rows`), a 2-D tensor in one copy."""
+    from verl_focal.step.decode import BatchDecoder
+
+    prompts = on_device(torch.as_tensor([tokenizer("problem candies")["input_ids"]]))
+    with pytest.raises(TypeError, match="cuda:0"):
+        [np.asarray(r, dtype=np.int64) for r in prompts]  # the decoder's old first line
+    assert BatchDecoder(tokenizer)(prompts) == BatchDecoder(tokenizer)(list(prompts)) == ["problem candies"]
