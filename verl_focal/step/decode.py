@@ -126,7 +126,7 @@ class BatchDecoder:
             return self._slow(rows)
         table, oov = self.table, len(self.table) - 1
         ids = [np.asarray(r, dtype=np.int64) for r in rows]
-        beyond = sum(int((r >= oov).sum()) for r in ids)
+        beyond = int(np.count_nonzero(np.concatenate(ids) >= oov))  # one pass over every id
         if beyond:  # a padded vocabulary's id: the tokenizer's decoder skips it, so does the table's last entry
             ids = [np.minimum(r, oov) for r in ids]
             self.out_of_vocab += beyond

@@ -135,8 +135,8 @@ def dataproto_rows(tensors: Any, non_tensor: dict, decode: Callable[[list], list
                    name: str = "dataproto") -> RowSource:
     """The :class:`RowSource` of a DataProto's ``batch`` (``tensors``) and ``non_tensor_batch``, whose
     columns other than ``uid`` are the reward extras; problems from ``raw_prompt`` (else the decoded
-    ``prompts``), response ids from ``responses`` under ``response_mask``.  The tensors may lie on a GPU (the
-    separated trainers'; a caller's): each read takes what it needs to the host once, with ``.cpu()``."""
+    ``prompts`` of each uid's first row), response ids from ``responses`` under ``response_mask``.  The tensors
+    may lie on a GPU (a caller's): each read takes what it needs to the host once, with ``.cpu()``."""
     uids = list(non_tensor["uid"])
     n = len(uids)
     infos: list[dict] = [{} for _ in range(n)]
@@ -150,7 +150,15 @@ def dataproto_rows(tensors: Any, non_tensor: dict, decode: Callable[[list], list
             return [last_user_text(p) for p in non_tensor["raw_prompt"]]
         if decode is None:
             return [""] * n
-        return list(decode(host_rows(tensors["prompts"])))  # one copy to the host: they may lie on a GPU
+        # one prompt per uid (verl gives a prompt's rollouts its uid): decode each group's first row, copied to the
+        # host in one go (the prompts may lie on a GPU)
+        from verl_focal.core.groups import group_ids
+
+        gid = group_ids(uids)[0].numpy()
+        _, first = np.unique(gid, return_index=True)
+        prompts = tensors["prompts"]
+        texts = decode(host_rows(prompts.index_select(0, torch.as_tensor(first, device=prompts.device))))
+        return [texts[g] for g in gid.tolist()]
 
     def response_ids(rows: np.ndarray) -> list:
         """The ids of ``rows`` under their response mask, as host arrays: one copy of those rows to the host."""
