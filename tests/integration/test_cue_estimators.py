@@ -248,10 +248,15 @@ def test_cue_needs_is_minimal_per_config():
     from verl_focal.estimators.cue_step import CUE_NEEDS, cue_needs
 
     assert cue_needs(parse_settings(algo(source="signature"))) == {"acc", "cue_sig"}
-    assert cue_needs(parse_settings(algo(source="text"))) == {"acc", "responses", "problems"}
+    # strategy_cue (the default) and the random control over it never read the problem statement
+    assert cue_needs(parse_settings(algo(source="text"))) == {"acc", "responses"}
+    assert cue_needs(parse_settings(algo(partitioner="random"))) == {"acc", "cue_sig", "responses"}
+    assert cue_needs(parse_settings(algo(partitioner="judge"))) == {"acc", "responses", "problems"}
     assert cue_needs(parse_settings(algo(partitioner="single"))) == {"acc"}
     assert cue_needs(parse_settings(algo(uniform_boost=1.1))) == {"acc"}
-    assert cue_needs(parse_settings(algo())) == CUE_NEEDS == get_spec("cue_grpo").needs_for(algo())
+    assert cue_needs(parse_settings(algo())) == CUE_NEEDS - {"problems"} == get_spec("cue_grpo").needs_for(algo())
+    user = algo(partitioner="verl_focal.partition.controls:SingletonPartitioner")  # named as a user's own class
+    assert cue_needs(parse_settings(user)) == CUE_NEEDS  # a user's own partitioner may read them
     # the hook asks the spec, which follows the config
     assert get_spec("cue_grpo").needs_for(algo(source="signature")) == {"acc", "cue_sig"}
 

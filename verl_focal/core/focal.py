@@ -35,7 +35,7 @@ def focal_weight(p_hat: torch.Tensor, gamma: float | torch.Tensor) -> torch.Tens
         raise ValueError("p_hat must lie in [0, 1]")
     if isinstance(gamma, torch.Tensor):
         if gamma.numel() and not bool((torch.isfinite(gamma) & (gamma >= 0)).all()):
-            raise ValueError(f"every gamma must be finite and >= 0, got {gamma.tolist()}")
+            raise ValueError(f"every gamma must be finite and >= 0, got {gamma.cpu().tolist()}")
         dtype = p_hat.dtype if p_hat.is_floating_point() else torch.float64
         # torch.pow(x, 0.) == 1 for every x, 0 included: γ = 0 rows are exactly 1.
         return torch.pow(1.0 - p_hat.to(dtype), gamma.to(dtype=dtype, device=p_hat.device))

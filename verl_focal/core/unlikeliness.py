@@ -60,7 +60,7 @@ def likelihood_ranks(
     score = torch.as_tensor(score, dtype=torch.float64)
     if bool((~torch.isfinite(score) & valid_b).any()):
         i = int(torch.nonzero(~torch.isfinite(score) & valid_b)[0])
-        raise ValueError(f"row {i} has a non-finite old log-probability ({score[i].item()}); cannot rank it")
+        raise ValueError(f"row {i} has a non-finite old log-probability ({score[i].cpu().item()}); cannot rank it")
     # padding rows go last inside their group by using +inf as their (negated) key
     key = torch.where(valid_b, -score, torch.full_like(score, float("inf")))
     order = torch.argsort(key, stable=True)

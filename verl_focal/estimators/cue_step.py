@@ -44,17 +44,30 @@ PREFETCHED_SIG = "cue_sig:prefetched"
 #: every field the cue estimators can use; :func:`cue_needs` narrows it down per config
 CUE_NEEDS = frozenset({"acc", SIG_KEY, "responses", "problems"})
 
+#: built-in partitioners that never read the problem statement (``partition(texts, problem)`` ignores it):
+#: without ``raw_prompt`` the hook would decode every row's prompt for nothing
+PROBLEM_FREE_PARTITIONERS = ("strategy_cue",)
+
+
+def _reads_problems(cue) -> bool:
+    if cue.partitioner == "random":  # the control reads what its reference reads
+        ref = (cue.partitioner_kwargs or {}).get("reference", "strategy_cue")
+        return ref not in PROBLEM_FREE_PARTITIONERS + TEXT_FREE_PARTITIONERS
+    return cue.partitioner not in PROBLEM_FREE_PARTITIONERS
+
 
 def cue_needs(settings: AlgorithmSettings) -> frozenset[str]:
-    """The per-row fields this ``algorithm`` config really uses (the hook fetches only these)."""
+    """The per-row fields this ``algorithm`` config really uses (the hook fetches only these): ``problems`` only
+    for a partitioner that may read them (the judge, a user's own)."""
     cue = settings.cue
     if cue.uniform_boost != 1.0 or cue.partitioner in TEXT_FREE_PARTITIONERS:
         return frozenset({"acc"})
+    problems = frozenset({"problems"}) if _reads_problems(cue) else frozenset()
     if cue.partitioner == "judge" or cue.source == "text":
-        return frozenset({"acc", "responses", "problems"})
+        return frozenset({"acc", "responses"}) | problems
     if cue.source == "signature":
         return frozenset({"acc", SIG_KEY})
-    return CUE_NEEDS
+    return CUE_NEEDS - {"problems"} | problems
 
 
 def _rows_by_acc(ctx: AdvantageContext) -> tuple[np.ndarray, np.ndarray]:

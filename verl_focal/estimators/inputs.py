@@ -135,10 +135,10 @@ def gather_inputs(
         ctx.check_alignment(index)
     if bool(bad.any()):
         # one broken reward must not end the step: the row leaves its group (advantage 0) and is counted
-        rows = torch.nonzero(bad).flatten().tolist()
+        rows = torch.nonzero(bad).flatten().cpu().tolist()  # a host read, on a warning's path only
         logger.warning(
             "%s: non-finite reward %s for uid %r (row %d; %d row(s)); those rows get advantage 0 and leave their "
-            "groups; fix the reward function for that prompt", estimator, scores[rows[0]].item(), index[rows[0]],
+            "groups; fix the reward function for that prompt", estimator, scores[rows[0]].cpu().item(), index[rows[0]],
             rows[0], len(rows),
         )
         scores = torch.where(bad, torch.zeros_like(scores), scores)

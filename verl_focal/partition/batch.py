@@ -120,6 +120,17 @@ def partition_rows(
         had their signatures extracted in the prefetch) and the partitioner's own.
     """
     labels = np.full(len(gid), -1, dtype=np.int64)
+    batched = hasattr(part, "partition_signature_groups")  # every signature group of the batch in one call
+    sig_rows: list[np.ndarray] = []
+    sig_batch: list[Any] = []
+
+    def from_signatures(g_rows: np.ndarray, g_sigs: list) -> None:
+        if batched:
+            sig_rows.append(g_rows)
+            sig_batch.extend(g_sigs)
+        else:
+            labels[g_rows] = part.partition_signatures(g_sigs)
+
     idx = np.flatnonzero(rows)
     if idx.size == 0:  # nothing to partition this step: same metric keys as any other step
         return labels, {"cue/partition_time_s": 0.0, "cue/groups_from_signatures": 0.0, "cue/groups_from_text": 0.0,
@@ -133,16 +144,19 @@ def partition_rows(
         if source == "blank":
             labels[g_rows] = part.partition([""] * len(g_rows))
         elif source == "signatures":
-            labels[g_rows] = part.partition_signatures(g_sigs)
+            from_signatures(g_rows, g_sigs)
             n_sig += 1
         elif source == "sanitised":
-            labels[g_rows] = part.partition_signatures(sanitised_signatures(part, g_sigs))
+            from_signatures(g_rows, sanitised_signatures(part, g_sigs))
             n_sig += 1
         elif prefetched is not None and all(prefetched[i] is not None for i in g_rows):
-            labels[g_rows] = part.partition_signatures([prefetched[i] for i in g_rows])
+            from_signatures(g_rows, [prefetched[i] for i in g_rows])
             n_pre += 1
         else:
             text_groups.append(g_rows)
+    if sig_rows:
+        at = np.concatenate(sig_rows)
+        labels[at] = part.partition_signature_groups(sig_batch, gid[at])
     if text_groups:
         batch = [(None if problems is None else problems[g[0]], [responses[i] for i in g]) for g in text_groups]
         for g_rows, lab in zip(text_groups, part.partition_groups(batch)):

@@ -10,7 +10,11 @@ Two entry points give identical labels:
 * ``partition(texts)``: extracts the cues here (e.g. at advantage time);
 * ``partition_signatures(sigs)``: starts from signatures made elsewhere (the reward
   workers, :func:`verl_focal.partition.cues.signature`), so only the cheap
-  group-level clustering runs at advantage time.
+  group-level clustering runs at advantage time;
+
+and ``partition_signature_groups(sigs, group)`` clusters every group of a batch from its signatures at once
+(each distinct signature parsed once; :func:`~verl_focal.partition.graph.cluster_groups`), with the labels
+``partition_signatures`` gives each group.
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ import time
 import warnings
 from collections.abc import Sequence
 
+import numpy as np
+import pandas as pd
+
 from verl_focal.partition.base import Partitioner, register_partitioner
 from verl_focal.partition.cues import get_extractor, parse_signature, signature
-from verl_focal.partition.graph import cluster_sequences
+from verl_focal.partition.graph import cluster_groups, cluster_sequences
 
 __all__ = ["StrategyCuePartitioner"]
 
@@ -59,27 +66,40 @@ class StrategyCuePartitioner(Partitioner):
     def partition(self, texts: list[str], problem: str | None = None) -> list[int]:
         return self.partition_signatures(self.signatures(texts))
 
+    def _codes(self, sig: str, times: int = 1) -> list[str]:
+        """The cue codes of one signature; a failed or foreign one gives none (counted ``times`` times)."""
+        version, codes, failure = parse_signature(sig)
+        if failure is not None:
+            self._m["failed"] += times
+            return []
+        if version != self.version:
+            if not self._m["mismatch"]:
+                warnings.warn(
+                    f"cue signature from catalogue {version!r} but algorithm.cue.cue_set gives {self.version!r}; "
+                    "such traces go to the residual cluster (set the reward's cue_set to match)",
+                    stacklevel=3,
+                )
+            self._m["mismatch"] += times
+            return []
+        return codes
+
     def partition_signatures(self, sigs: Sequence[str]) -> list[int]:
         """Cluster one group from its signatures; failed or foreign ones join the residual cluster."""
         t0 = time.perf_counter()
-        seqs = []
-        for s in sigs:
-            version, codes, failure = parse_signature(s)
-            if failure is not None:
-                self._m["failed"] += 1
-                codes = []
-            elif version != self.version:
-                if not self._m["mismatch"]:
-                    warnings.warn(
-                        f"cue signature from catalogue {version!r} but algorithm.cue.cue_set gives {self.version!r}; "
-                        "such traces go to the residual cluster (set the reward's cue_set to match)",
-                        stacklevel=2,
-                    )
-                self._m["mismatch"] += 1
-                codes = []
-            seqs.append(codes)
-        labels = cluster_sequences(seqs, self.epsilon, self.rho)
+        labels = cluster_sequences([self._codes(s) for s in sigs], self.epsilon, self.rho)
         self._m["traces"] += len(sigs)
+        self._m["cluster_s"] += time.perf_counter() - t0
+        return labels
+
+    def partition_signature_groups(self, sigs: Sequence[str], group: np.ndarray) -> np.ndarray:
+        """Cluster every group of a batch from its signatures: ``sigs`` (n,) and ``group`` (n,) ids; returns (n,)
+        int64 labels, those :meth:`partition_signatures` gives each group's signatures in row order."""
+        t0 = time.perf_counter()
+        which, distinct = pd.factorize(np.asarray(sigs, dtype=object), sort=False)
+        times = np.bincount(which, minlength=len(distinct))
+        seqs = [self._codes(s, int(k)) for s, k in zip(distinct.tolist(), times.tolist())]
+        labels = cluster_groups(seqs, which, group, self.epsilon, self.rho)
+        self._m["traces"] += len(which)
         self._m["cluster_s"] += time.perf_counter() - t0
         return labels
 

@@ -2,7 +2,8 @@
 
 A TransferQueue read gives ``NonTensorData``-wrapped items, jagged nested tensors of token ids and
 ``extra_fields`` dicts; a DataProto gives numpy object arrays.  These helpers turn each into plain lists and
-arrays for the row builders (:mod:`verl_focal.step.rows`, :mod:`verl_focal.step.tq_rows`).  No verl import.
+arrays for the row builders (:mod:`verl_focal.step.rows`, :mod:`verl_focal.step.tq_rows`); a tensor column is
+taken to the host once (``.cpu()``), wherever it lies.  No verl import.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 
 __all__ = ["as_list", "last_user_text", "nested_rows", "reward_extra_info_of"]
 
@@ -18,6 +20,8 @@ def as_list(column: Any) -> list:
     """A TransferQueue / tensordict / numpy column as a plain list (NonTensorData unwrapped)."""
     if column is None:
         return []
+    if isinstance(column, torch.Tensor):  # wherever it lies: to the host once
+        column = column.detach().cpu()
     if hasattr(column, "tolist") and not isinstance(column, list):
         items = column.tolist()
     else:
@@ -39,8 +43,8 @@ def nested_rows(column: Any) -> list:
             return [t.cpu().numpy() for t in column.unbind()]
         return [values[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
     if hasattr(column, "numpy") and getattr(column, "ndim", 0) == 2:
-        return list(column.cpu().numpy())
-    return [np.asarray(x) for x in as_list(column)]
+        return list(column.detach().cpu().numpy())
+    return [x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x) for x in as_list(column)]
 
 
 def reward_extra_info_of(extra_fields: Any) -> dict:

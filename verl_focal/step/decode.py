@@ -23,10 +23,23 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+import torch
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BatchDecoder", "byte_level_table", "decoder_for"]
+__all__ = ["BatchDecoder", "byte_level_table", "decoder_for", "host_rows"]
+
+
+def host_rows(rows: Any) -> list:
+    """Token id rows as host NumPy arrays, whatever device they lie on: a 2-D tensor is copied to the host
+    once (``.detach().cpu()``), a sequence of tensors row by row; NumPy arrays and lists pass as they are.
+
+    The one place the decoder takes ids to the host: ``np.asarray`` of a CUDA tensor raises
+    (``can't convert cuda:0 device type tensor to numpy``).
+    """
+    if isinstance(rows, torch.Tensor):
+        return list(rows.detach().cpu().numpy())
+    return [r.detach().cpu().numpy() if isinstance(r, torch.Tensor) else r for r in rows]
 
 
 @lru_cache(maxsize=1)
@@ -80,7 +93,8 @@ def byte_level_table(tokenizer: Any) -> np.ndarray | None:
 class BatchDecoder:
     """``decoder(rows) == tokenizer.batch_decode(rows, skip_special_tokens=True)``, faster.
 
-    ``rows``: a sequence of per-row token id arrays (numpy, torch or lists).  ``check_rows``
+    ``rows``: a 2-D tensor or a sequence of per-row token id arrays (numpy, torch on any device, or lists),
+    taken to the host once (:func:`host_rows`).  ``check_rows``
     rows of every call (all rows of the first call, up to ``first_check``) are also decoded by
     the tokenizer and compared; a difference disables the fast path.  Ids ≥ ``len(tokenizer)``
     decode to ``b""`` (the table's last entry) and are counted in :attr:`out_of_vocab`.
@@ -107,11 +121,12 @@ class BatchDecoder:
 
     def __call__(self, rows: Sequence[Any]) -> list[str]:
         self.calls += 1
+        rows = host_rows(rows)
         if self.table is None or not len(rows):
             return self._slow(rows)
         table, oov = self.table, len(self.table) - 1
         ids = [np.asarray(r, dtype=np.int64) for r in rows]
-        beyond = sum(int((r >= oov).sum()) for r in ids)
+        beyond = int(np.count_nonzero(np.concatenate(ids) >= oov))  # one pass over every id
         if beyond:  # a padded vocabulary's id: the tokenizer's decoder skips it, so does the table's last entry
             ids = [np.minimum(r, oov) for r in ids]
             self.out_of_vocab += beyond

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 
 from verl_focal.estimators.context import AdvantageContext, LazyTexts
 from verl_focal.estimators.old_log_probs import OLD_LOG_PROBS, log_prob_columns_of
 from verl_focal.partition.signatures import SIG_KEY
 from verl_focal.step.columns import last_user_text
+from verl_focal.step.decode import host_rows
 
 __all__ = [
     "RowSource",
@@ -133,7 +135,8 @@ def dataproto_rows(tensors: Any, non_tensor: dict, decode: Callable[[list], list
                    name: str = "dataproto") -> RowSource:
     """The :class:`RowSource` of a DataProto's ``batch`` (``tensors``) and ``non_tensor_batch``, whose
     columns other than ``uid`` are the reward extras; problems from ``raw_prompt`` (else the decoded
-    ``prompts``), response ids from ``responses`` under ``response_mask``."""
+    ``prompts`` of each uid's first row), response ids from ``responses`` under ``response_mask``.  The tensors
+    may lie on a GPU (a caller's): each read takes what it needs to the host once, with ``.cpu()``."""
     uids = list(non_tensor["uid"])
     n = len(uids)
     infos: list[dict] = [{} for _ in range(n)]
@@ -145,12 +148,27 @@ def dataproto_rows(tensors: Any, non_tensor: dict, decode: Callable[[list], list
     def problems() -> list[str]:
         if "raw_prompt" in non_tensor:
             return [last_user_text(p) for p in non_tensor["raw_prompt"]]
-        return list(decode(list(tensors["prompts"]))) if decode is not None else [""] * n
+        if decode is None:
+            return [""] * n
+        # one prompt per uid (verl gives a prompt's rollouts its uid): decode each group's first row, copied to the
+        # host in one go (the prompts may lie on a GPU)
+        from verl_focal.core.groups import group_ids
+
+        gid = group_ids(uids)[0].numpy()
+        _, first = np.unique(gid, return_index=True)
+        prompts = tensors["prompts"]
+        texts = decode(host_rows(prompts.index_select(0, torch.as_tensor(first, device=prompts.device))))
+        return [texts[g] for g in gid.tolist()]
 
     def response_ids(rows: np.ndarray) -> list:
+        """The ids of ``rows`` under their response mask, as host arrays: one copy of those rows to the host."""
         resp = tensors["responses"]
-        mask = tensors["response_mask"] if "response_mask" in tensors.keys() else None
-        return [(resp[i][mask[i].bool()] if mask is not None else resp[i]).cpu().numpy() for i in rows.tolist()]
+        pick = torch.as_tensor(rows, dtype=torch.long, device=resp.device)
+        ids = resp.index_select(0, pick).detach().cpu().numpy()
+        if "response_mask" not in tensors.keys():
+            return list(ids)
+        mask = tensors["response_mask"].index_select(0, pick).detach().cpu().numpy().astype(bool)
+        return [r[m] for r, m in zip(ids, mask)]
 
     return RowSource(name, uids, infos, problems, response_ids, decode)
 

@@ -72,8 +72,9 @@ def spread_session_advantages(data: Any, sessions: tuple[np.ndarray, np.ndarray]
     final_rows, owner = sessions
     sub = compute(data.select_idxs(final_rows))
     first = sub.batch["response_mask"].argmax(dim=1)  # every token of a row carries one advantage: read the first
-    per_session = sub.batch["advantages"][torch.arange(len(final_rows)), first]
-    scores = per_session[torch.as_tensor(owner)].unsqueeze(-1) * data.batch["response_mask"]
+    adv = sub.batch["advantages"]
+    per_session = adv[torch.arange(len(final_rows), device=adv.device), first]
+    scores = per_session[torch.as_tensor(owner, device=adv.device)].unsqueeze(-1) * data.batch["response_mask"]
     data.batch["advantages"] = scores
     data.batch["returns"] = scores
     return data
