@@ -342,7 +342,7 @@ _S = "verl_focal.integration.startup."
 
 #: (name, fn module:name, refuse-in, warn-in, keys, what, run, extra) -- built into :data:`RULES` below
 _ROWS: tuple[tuple, ...] = (
-    ("entry_contract", _S + "rules:require_entry", ("dry_run", "launch"), (), (),
+    ("entry_contract", _S + "rules:require_entry", BEFORE_RAY, (), (),
      "the verl names our entry point imports exist in the installed verl", _entry_contract, {"needs": "verl"}),
     ("unread", _S + "unread:check_unread", BEFORE_RAY, (), ("(every override)",),
      "a key the user set that nothing reads under this configuration (no such key, a legacy block, a key of "
