@@ -106,15 +106,22 @@ def _unread(a: Admission) -> list[str]:
     return check_unread(a.config, list(a.overrides), a.trainer) if a.overrides else []
 
 
+def _hooks(a: Admission) -> list[str]:
+    """The features of ours this run's trainer needs (registry, advantage hook, the trainer's hook), by
+    :func:`~verl_focal.integration.compat.features_for`."""
+    from verl_focal.integration.compat import features_for
+
+    use_v1 = bool(config_get(a.config, "trainer.use_v1", True))
+    return [f for f in features_for(a.trainer, use_v1) if f != "entry" and not f.endswith("_entry")]
+
+
 def _estimator_hooks(a: Admission) -> None:
-    from verl_focal.integration.compat import features_for, require
+    from verl_focal.integration.compat import require
     from verl_focal.integration.startup.estimator import is_our_name
 
     est = a.estimator
     if is_our_name(est):
-        use_v1 = bool(config_get(a.config, "trainer.use_v1", True))
-        hooks = [f for f in features_for(a.trainer, use_v1) if f != "entry" and not f.endswith("_entry")]
-        require(hooks, f"algorithm.adv_estimator={getattr(est, 'value', est)}")
+        require(_hooks(a), f"algorithm.adv_estimator={getattr(est, 'value', est)}")
 
 
 def _estimator_name(a: Admission) -> None:
@@ -145,24 +152,6 @@ def _focal_signal(a: Admission) -> list[str]:
     return check_focal_signal(a.config, a.spec, a.sections or {})
 
 
-def _critic(a: Admission) -> None:
-    from verl_focal.integration.startup.no_signal import check_critic
-
-    check_critic(a.config)
-
-
-def _pf_ppo(a: Admission) -> None:
-    from verl_focal.integration.startup.no_signal import check_pf_ppo
-
-    check_pf_ppo(a.config)
-
-
-def _estimator_startup(a: Admission) -> None:
-    from verl_focal.integration.registration import run_startup_check
-
-    run_startup_check(a.config)
-
-
 def _partitions(a: Admission) -> bool:
     spec = a.spec
     return spec is not None and spec.prepare is not None and a.sections is not None
@@ -187,24 +176,6 @@ def _judge_topology(a: Admission) -> list[str]:
     if not _partitions(a) or a.sections["cue"].partitioner != "judge":
         return []
     return judge_topology_warnings(a.sections["cue"].judge, int(config_get(a.config, "trainer.nnodes", 1) or 1))
-
-
-def _reward_kwargs(a: Admission) -> None:
-    from verl_focal.integration.startup.estimator import check_reward_kwargs
-
-    check_reward_kwargs(a.config)
-
-
-def _logger(a: Admission) -> None:
-    from verl_focal.config.tracking import check_logger
-
-    check_logger(a.config)
-
-
-def _ray_env(a: Admission) -> None:
-    from verl_focal.config.ray_env import check_env_vars
-
-    check_env_vars(a.config)
 
 
 def _no_update(a: Admission) -> None:
@@ -243,34 +214,10 @@ def _verl_config(a: Admission) -> list[str]:
         return check_verl_config(a.config, a.trainer)
 
 
-def _batch_padding(a: Admission) -> list[str]:
-    from verl_focal.integration.startup.batch import check_batch_padding
-
-    return check_batch_padding(a.config)
-
-
-def _engine(a: Admission) -> list[str]:
-    from verl_focal.integration.startup.engine import check_engine
-
-    return check_engine(a.config)
-
-
 def _mandatory(a: Admission) -> list[str]:
     from verl_focal.integration.startup.mandatory import check_mandatory
 
     return check_mandatory(a.config, refuse=a.stage != "check")
-
-
-def _local_paths(a: Admission) -> None:
-    from verl_focal.data.local_inputs import check_local_paths
-
-    check_local_paths(a.config)
-
-
-def _data_columns(a: Admission) -> None:
-    from verl_focal.data.local_inputs import check_data_columns
-
-    check_data_columns(a.config)
 
 
 def _example_data(a: Admission) -> list[str]:
@@ -314,9 +261,7 @@ def _hooks_live(a: Admission) -> None:
         raise ConfigError(f"{what} needs our hooks in this process ({os.uname().nodename}, pid {os.getpid()}), but "
                           "the plugin never arranged them here: launch with python -m verl_focal.main_ppo, or pass "
                           "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES=verl_focal.plugin")
-    use_v1 = bool(config_get(a.config, "trainer.use_v1", True))
-    features = ["advantage", "v1" if use_v1 else "legacy"] if a.trainer == "ppo" else ["advantage", "separated"]
-    arrange.require_live(features, what)
+    arrange.require_live([f for f in _hooks(a) if f != "estimators"], what)  # the installs the step runs through
 
 
 def _judge_here(a: Admission) -> None:
@@ -340,7 +285,8 @@ def _run_size(a: Admission) -> list[str]:
 
 _S = "verl_focal.integration.startup."
 
-#: (name, fn module:name, refuse-in, warn-in, keys, what, run, extra) -- built into :data:`RULES` below
+#: (name, fn module:name, refuse-in, warn-in, keys, what, run, extra) -- built into :data:`RULES` below; run None:
+#: ``fn(config)`` (:func:`_config_only`)
 _ROWS: tuple[tuple, ...] = (
     ("entry_contract", _S + "rules:require_entry", BEFORE_RAY, (), (),
      "the verl names our entry point imports exist in the installed verl", _entry_contract, {"needs": "verl"}),
@@ -363,13 +309,13 @@ _ROWS: tuple[tuple, ...] = (
      "a focal γ whose largest weight at this N trains nothing (or little: a warning)", _focal_signal,
      {"after": ("sections",)}),
     ("critic", _S + "no_signal:check_critic", EVERYWHERE, (), ("critic.enable",),
-     "a critic trained for an estimator that reads no values", _critic, {"needs": "verl"}),
+     "a critic trained for an estimator that reads no values", None, {"needs": "verl"}),
     ("pf_ppo", _S + "no_signal:check_pf_ppo", EVERYWHERE, (), ("algorithm.use_pf_ppo",),
-     "PF-PPO where verl does not apply it, or applies it to the wrong rows (v1 + gae)", _pf_ppo, {"needs": "verl"}),
+     "PF-PPO where verl does not apply it, or applies it to the wrong rows (v1 + gae)", None, {"needs": "verl"}),
     ("estimator_startup", "verl_focal.integration.registration:run_startup_check", EVERYWHERE, (),
      ("algorithm.passk.k", "algorithm.unlikely", "algorithm.ds", "actor_rollout_ref.rollout.n"),
      "an estimator's own checks across sections (e.g. passk.k against rollout.n, the old log-probs it reads)",
-     _estimator_startup, {}),
+     None, {}),
     ("partitioner", _S + "estimator:check_partitioner", EVERYWHERE, (), ("algorithm.cue",),
      "the cue partitioner resolves, its kwargs bind, its cue set loads; the judge's offline checks", _partitioner,
      {"after": ("sections",)}),
@@ -377,12 +323,12 @@ _ROWS: tuple[tuple, ...] = (
      ("algorithm.cue.judge", "trainer.nnodes"), "judge settings that name one node's resources on several nodes",
      _judge_topology, {"after": ("sections",)}),
     ("reward_kwargs", _S + "estimator:check_reward_kwargs", EVERYWHERE, (),
-     ("reward.custom_reward_function.reward_kwargs",), "our scorer's kwargs: known names, ranges", _reward_kwargs,
+     ("reward.custom_reward_function.reward_kwargs",), "our scorer's kwargs: known names, ranges", None,
      {}),
     ("logger", "verl_focal.config.tracking:check_logger", EVERYWHERE, (), ("trainer.logger",),
-     "a wandb logger without W&B installed or a key configured where the logger runs", _logger, {}),
+     "a wandb logger without W&B installed or a key configured where the logger runs", None, {}),
     ("ray_env", "verl_focal.config.ray_env:check_env_vars", EVERYWHERE, (),
-     ("ray_kwargs.ray_init.runtime_env.env_vars",), "Ray's env vars are strings", _ray_env, {}),
+     ("ray_kwargs.ray_init.runtime_env.env_vars",), "Ray's env vars are strings", None, {}),
     ("no_update", "verl_focal.config.no_update:check_update", EVERYWHERE, (),
      ("actor_rollout_ref.actor.optim.lr", "actor_rollout_ref.actor.ppo_epochs", "trainer.total_epochs",
       "trainer.total_training_steps", "actor_rollout_ref.rollout.temperature", "actor_rollout_ref.rollout.top_k"),
@@ -401,19 +347,19 @@ _ROWS: tuple[tuple, ...] = (
     ("batch_padding", _S + "batch:check_batch_padding", (), BEFORE_RAY,
      ("data.train_batch_size", "actor_rollout_ref.actor.ppo_mini_batch_size", "actor_rollout_ref.rollout.n"),
      "a batch that verl's v1 trainer pads with no-op rows each step (the rows, the share, a size that pads none)",
-     _batch_padding, {}),
+     None, {}),
     ("engine", _S + "engine:check_engine", (*BEFORE_RAY, "actor"), (),
      ("actor_rollout_ref.rollout", "actor_rollout_ref.model.path", "data.max_prompt_length",
       "data.max_response_length"),
      "what the rollout engine itself refuses (vLLM's config classes on the model folder: parallelism, memory "
      "fraction, context length); where it is not installed, one line, and the TaskRunner checks on the node",
-     _engine, {"needs": "engine"}),
+     None, {"needs": "engine"}),
     ("local_paths", "verl_focal.data.local_inputs:check_local_paths", ("dry_run",), (),
      ("data.train_files", "data.val_files", "actor_rollout_ref.model.path"),
-     "local data files and model folders exist and load", _local_paths, {"needs": "files"}),
+     "local data files and model folders exist and load", None, {"needs": "files"}),
     ("data_columns", "verl_focal.data.local_inputs:check_data_columns", ("dry_run", "launch"), (),
      ("data.train_files", "data.val_files", "data.prompt_key"),
-     "the data files hold the columns verl's dataset and the reward read", _data_columns, {"needs": "files"}),
+     "the data files hold the columns verl's dataset and the reward read", None, {"needs": "files"}),
     ("versions", _S + "versions:version_mismatches", (), BEFORE_RAY, (),
      "the installed engine, torch and transformers against verl's pins", _versions, {"needs": "verl"}),
     ("mandatory", _S + "mandatory:check_mandatory", ("dry_run", "launch"), ("check",), ("(any ??? value)",),
@@ -451,11 +397,24 @@ def require_estimator_hooks(config: Any, trainer: str = "ppo") -> None:
     _estimator_hooks(Admission("launch", config, trainer=trainer))
 
 
+def _config_only(fn: str) -> Callable[[Admission], Iterable[str] | None]:
+    """How a row whose function takes the config alone is run: ``fn`` (``module:name``), imported when it first
+    runs (the table loads no verl)."""
+    module, _, name = fn.partition(":")
+
+    def run(a: Admission) -> Iterable[str] | None:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)(a.config)
+
+    return run
+
+
 def _build() -> tuple[Rule, ...]:
     rows = []
     for name, fn, refuse, warn, keys, what, run, extra in _ROWS:
-        rows.append(Rule(name=name, fn=fn, levels=_levels(refuse, warn), keys=tuple(keys), what=what, run=run,
-                         **extra))
+        rows.append(Rule(name=name, fn=fn, levels=_levels(refuse, warn), keys=tuple(keys), what=what,
+                         run=run or _config_only(fn), **extra))
     return tuple(rows)
 
 
@@ -473,14 +432,16 @@ _LEVEL_CELL = {"refuse": "refuses", "warn": "warns"}
 
 
 def table_markdown() -> str:
-    """docs/usage.md's "What is checked where": one row per rule, one column per stage (generated; a test holds the
-    doc to it)."""
-    head = "| rule | what it catches | " + " | ".join(f"`{s}`" for s in STAGES) + " |"
-    lines = [head, "|" + "---|" * (len(STAGES) + 2)]
+    """docs/usage.md's "What is checked where": one row per rule (what it catches, the keys it reads, what it needs
+    where it runs), one column per stage (generated; a test holds the doc to it)."""
+    head = "| rule | what it catches | reads | " + " | ".join(f"`{s}`" for s in STAGES) + " |"
+    lines = [head, "|" + "---|" * (len(STAGES) + 3)]
     for r in RULES:
         cells = [_LEVEL_CELL.get(r.levels.get(s, ""), "") + (" (info)" if r.lines == "info" and s in r.levels
                                                              else "") for s in STAGES]
-        lines.append(f"| `{r.name}` | {r.what} | " + " | ".join(c.strip() or "—" for c in cells) + " |")
+        reads = "; ".join(p for p in (", ".join(f"`{k}`" for k in r.keys),
+                                      f"needs {r.needs} where it runs" if r.needs else "") if p) or "—"
+        lines.append(f"| `{r.name}` | {r.what} | {reads} | " + " | ".join(c.strip() or "—" for c in cells) + " |")
     return "\n".join(lines)
 
 
