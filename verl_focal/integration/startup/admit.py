@@ -50,6 +50,5 @@ def admit(stage: str, config: Any, *, overrides: Iterable[str] = (), trainer: st
         for line in lines:  # a line, at the rule's level; or (level, line)
             level_of, text = line if isinstance(line, tuple) else (rule.lines, line)
             report.add(rule.name, level_of, text)
-        report.ran.append(rule.name)
     report.sections = a.sections
     return report

@@ -36,11 +36,10 @@ class Finding:
 
 @dataclass
 class Report:
-    """The findings of one admission, in the order the rules ran; ``ran``: the rules that ran to the end."""
+    """The findings of one admission, in the order the rules ran."""
 
     stage: str
     findings: list[Finding] = field(default_factory=list)
-    ran: list[str] = field(default_factory=list)
     #: our validated ``algorithm.*`` sections, when that rule ran
     sections: dict | None = None
 
@@ -59,10 +58,6 @@ class Report:
     @property
     def warnings(self) -> list[str]:
         return self.at("warn")
-
-    @property
-    def info(self) -> list[str]:
-        return self.at("info")
 
     @property
     def first_refusal(self) -> Finding | None:
