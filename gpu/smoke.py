@@ -118,7 +118,7 @@ def part1(device: str, small: bool) -> None:
     import verl  # noqa: F401  (the plugin wraps compute_advantage on import)
 
     from verl_focal.estimators import all_specs
-    from verl_focal.integration.hooks.dataproto_hook import install_legacy_hook
+    from verl_focal.integration.hooks.dataproto_hook import ON_DEVICE, install_legacy_hook
 
     tok = _tokenizer()
     install_legacy_hook(lambda: tok)  # what our legacy TaskRunner does: the context from the DataProto, texts decoded
@@ -139,7 +139,9 @@ def part1(device: str, small: bool) -> None:
                 diff = (adv_d.float().cpu() - adv_c.float()).abs().max().item()
                 same_metrics = met_d.keys() == met_c.keys() and all(  # wall times (``..._s``) aside
                     abs(float(met_d[k]) - float(met_c[k])) <= 1e-4 * max(1.0, abs(float(met_c[k])))
-                    for k in met_c if not k.endswith("_s"))
+                    for k in met_c if not k.endswith("_s") and k != ON_DEVICE)
+                # where the batch lay: the hook's own record of it (1 off the host)
+                same_metrics &= (met_d.get(ON_DEVICE), met_c.get(ON_DEVICE)) == (float(device != "cpu"), 0.0)
                 ok = (adv_d.device.type == device and adv_d.dtype == adv_c.dtype and diff <= tol and same_metrics
                       and bool(adv_c.abs().sum() > 0))
                 check("1", tag, ok, f"device {adv_d.device}, dtype {adv_d.dtype}, max|dev-cpu| {diff:.2e}, "

@@ -32,6 +32,7 @@ from verl.trainer.ppo import ray_trainer
 import verl_focal.plugin  # noqa: F401  (registers the estimators; hooks compute_advantage)
 from _device_proxy import OnDevice, factories, on_device, plain
 from verl_focal.estimators import all_specs
+from verl_focal.integration.hooks.dataproto_hook import ON_DEVICE
 from verl_focal.integration.registration import get_spec
 from verl_focal.partition.base import Partitioner
 from verl_focal.partition.cues import signature
@@ -154,9 +155,11 @@ def _same(plain_out: dict, device_out: dict) -> None:
     for key in ("advantages", "returns"):
         assert type(device_out[key]) is OnDevice, key
         assert torch.equal(plain(device_out[key]), plain_out[key]), key
-    timed = {k for k in plain_out["metrics"] if k.endswith("_s")}
-    assert {k: v for k, v in device_out["metrics"].items() if k not in timed} == \
-        {k: v for k, v in plain_out["metrics"].items() if k not in timed}
+    # where the batch lay (1 on the device, 0 on the host) differs by design; the rest must not (but timings)
+    assert (device_out["metrics"][ON_DEVICE], plain_out["metrics"][ON_DEVICE]) == (1.0, 0.0)
+    skip = {k for k in plain_out["metrics"] if k.endswith("_s")} | {ON_DEVICE}
+    assert {k: v for k, v in device_out["metrics"].items() if k not in skip} == \
+        {k: v for k, v in plain_out["metrics"].items() if k not in skip}
     assert plain_out["metrics"]["verl_focal/acc_rows_frac"] == 1.0
     assert "verl_focal/prefetch_failed" not in device_out["metrics"]
 

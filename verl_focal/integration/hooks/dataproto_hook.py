@@ -47,11 +47,13 @@ from verl_focal.step.rows import TEXT_NEEDS, attach_old_log_probs, context_from_
 from verl_focal.step.seam import begin, finish
 from verl_focal.step.sessions import spread_session_advantages
 
-__all__ = ["METRICS_KEY", "follow_compute_advantage", "hook_compute_advantage", "hook_separated_trainers",
+__all__ = ["METRICS_KEY", "ON_DEVICE", "follow_compute_advantage", "hook_compute_advantage", "hook_separated_trainers",
            "install_legacy_hook", "wrap_compute_advantage"]
 
 #: where the wrapper leaves a legacy step's metrics on the returned DataProto's ``meta_info``
 METRICS_KEY = "verl_focal_metrics"
+#: the step metric that says where verl handed ``compute_advantage`` the batch: 1 off the host, 0 on it
+ON_DEVICE = "verl_focal/advantages_on_device"
 
 #: the legacy trainer's tokenizer factory (and the tokenizer, once built), set by :func:`install_legacy_hook`
 _LEGACY: dict[str, Any] = {}
@@ -109,6 +111,8 @@ def _dispatch(data, adv_estimator, config, ctx: AdvantageContext):
     if "uid" in data.non_tensor_batch:  # optional in verl: our estimators refuse a batch without it
         kwargs["index"] = data.non_tensor_batch["uid"]
     data.batch["advantages"], data.batch["returns"] = core_algos.get_adv_estimator_fn(adv_estimator)(**kwargs, ctx=ctx)
+    # where verl handed us the batch (docs/gpu.md: the host in each of verl 0.9.1's trainers); the host is "cpu"
+    ctx.metrics[ON_DEVICE] = float(str(data.batch["advantages"].device) != "cpu")
     return data
 
 
