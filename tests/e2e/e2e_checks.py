@@ -14,8 +14,10 @@ def _records(files: list[Path]) -> list[dict]:
     return [json.loads(line) for f in files for line in f.read_text().splitlines() if line.strip()]
 
 
-def run_and_read(out: Path, module: str, overrides: list[str], extra_env: dict[str, str] | None = None) -> dict:
-    """Run ``module`` (:func:`launch.run_trainer`) with outputs under ``out``; assert it exited 0.
+def run_and_read(out: Path, module: str, overrides: list[str], extra_env: dict[str, str] | None = None,
+                 timeout: float = 900, device: str = "cpu") -> dict:
+    """Run ``module`` (:func:`launch.run_trainer` on ``device``, ``timeout`` seconds at most) with outputs under
+    ``out``; assert it exited 0.
 
     Returns ``log`` (the whole output), ``lines`` (verl's file logger, ``{"step", "data"}`` per line),
     ``stats`` (the ``hf_cpu`` servers' weight-update records), ``syncs`` (one list of weight-sync records
@@ -23,7 +25,7 @@ def run_and_read(out: Path, module: str, overrides: list[str], extra_env: dict[s
     of the processes the run left running, which the launcher stopped).
     """
     out.mkdir(parents=True, exist_ok=True)
-    rc, seconds = run_trainer(module, overrides, out, extra_env=extra_env)
+    rc, seconds = run_trainer(module, overrides, out, timeout=timeout, extra_env=extra_env, device=device)
     log = (out / "train.log").read_text(errors="replace")
     assert rc == 0, f"{module} exited {rc} after {seconds:.0f}s; log tail:\n{log[-6000:]}"
     metrics = out / "metrics.jsonl"

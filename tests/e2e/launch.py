@@ -25,8 +25,9 @@ REPO = HERE.parent.parent
 MAX_RESPONSE_LENGTH = 12
 
 
-def base_overrides(assets: dict[str, str], out_dir: str, steps: int = 2) -> list[str]:
-    """Hydra overrides for a tiny CPU run of ``steps`` training steps (see docs/e2e.md)."""
+def base_overrides(assets: dict[str, str], out_dir: str, steps: int = 2, device: str = "cpu") -> list[str]:
+    """Hydra overrides for a tiny run of ``steps`` training steps (see docs/e2e.md); ``device="cuda"``: the same
+    run with verl's workers on one GPU (``gpu/trainer.py``)."""
     model = assets["model"]
     return [
         # data: 4 prompts x 4 rollouts per step
@@ -42,7 +43,7 @@ def base_overrides(assets: dict[str, str], out_dir: str, steps: int = 2) -> list
         "actor_rollout_ref.model.use_remove_padding=false",
         "actor_rollout_ref.model.enable_gradient_checkpointing=false",
         "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
-        # actor: FSDP2 on one CPU "device", fp32
+        # actor: FSDP2 on one device (the CPU "device" of verl_cpu_backend, or one GPU), fp32
         "actor_rollout_ref.actor.strategy=fsdp2",
         "actor_rollout_ref.actor.fsdp_config.dtype=float32",
         "actor_rollout_ref.actor.use_torch_compile=false",
@@ -65,8 +66,8 @@ def base_overrides(assets: dict[str, str], out_dir: str, steps: int = 2) -> list
         "reward.custom_reward_function.name=compute_score",
         "reward.num_workers=1",
         "algorithm.use_kl_in_reward=false",
-        # trainer: one logical GPU on one node, console + file logging
-        "trainer.device=cpu",
+        # trainer: one (logical, on CPU) GPU on one node, console + file logging
+        f"trainer.device={device}",
         "trainer.n_gpus_per_node=1",
         "trainer.nnodes=1",
         f"trainer.total_training_steps={steps}",
@@ -181,23 +182,32 @@ def recipe_engine_overrides(script: str = "cue_grpo.sh") -> list[str]:
             if o.split("=", 1)[0].removeprefix("actor_rollout_ref.rollout.") not in ROLLOUT_SIZE_KEYS]
 
 
-def backend_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
-    """Environment for the driver; Ray workers of the local cluster inherit it."""
+def backend_env(extra_pythonpath: list[str] | None = None, device: str = "cpu") -> dict[str, str]:
+    """Environment for the driver; Ray workers of the local cluster inherit it.  ``device="cuda"``: verl's own
+    platform (no ``VERL_PLATFORM``, so ``verl_cpu_backend`` loads only its rollout), and the rollout server
+    required on the GPU (``verl_cpu_backend/rollout.py``)."""
     env = dict(os.environ)
     paths = [str(HERE), str(REPO), *(extra_pythonpath or [])]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(paths)
-    env["VERL_PLATFORM"] = "cpu"
     mods = [m for m in env.get("VERL_USE_EXTERNAL_MODULES", "").split(",") if m]
     if "verl_cpu_backend" not in mods:
         mods.insert(0, "verl_cpu_backend")
     env["VERL_USE_EXTERNAL_MODULES"] = ",".join(mods)
-    # verl's EngineRegistry keys engines by (device, vendor) and registers FSDP only for
-    # cuda/npu; these documented overrides (EngineRegistry.get_engine_cls) pick the FSDP
-    # engine, which itself places tensors on get_device_name() == "cpu".
-    env["VERL_ENGINE_DEVICE"] = "cuda"
-    env["VERL_ENGINE_VENDOR"] = "nvidia"
+    if device == "cpu":
+        env["VERL_PLATFORM"] = "cpu"
+        # verl's EngineRegistry keys engines by (device, vendor) and registers FSDP only for
+        # cuda/npu; these documented overrides (EngineRegistry.get_engine_cls) pick the FSDP
+        # engine, which itself places tensors on get_device_name() == "cpu".
+        env["VERL_ENGINE_DEVICE"] = "cuda"
+        env["VERL_ENGINE_VENDOR"] = "nvidia"
+    else:
+        for key in ("VERL_PLATFORM", "VERL_ENGINE_DEVICE", "VERL_ENGINE_VENDOR"):
+            env.pop(key, None)
+        # Ray 2.60's default, pinned: an actor without a GPU (the rollout server) keeps CUDA_VISIBLE_DEVICES
+        env["RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO"] = "0"
+    env["VERL_CPU_BACKEND_ROLLOUT_DEVICE"] = device
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("RAY_DEDUP_LOGS", "0")
@@ -268,7 +278,7 @@ def stop_leftovers(value: str, grace_s: float = 3.0) -> list[str]:
 
 
 def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float = 900,
-                extra_env: dict[str, str] | None = None) -> tuple[int, float]:
+                extra_env: dict[str, str] | None = None, device: str = "cpu") -> tuple[int, float]:
     """Run ``python -m module overrides...`` with its outputs under ``out_dir``.
 
     ``out_dir/train.log``: stdout+stderr; ``out_dir/metrics.jsonl``: verl's file logger
@@ -276,11 +286,11 @@ def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float
     records of the ``hf_cpu`` server (``server_<replica>.jsonl``) or of vLLM's worker processes
     (``vllm_worker_<pid>.jsonl``); ``out_dir/leftovers.txt``: the processes the run left running, which
     :func:`stop_leftovers` stopped (one command line each; empty when none).  ``extra_env`` is added to
-    :func:`backend_env`.  Returns (exit code, seconds).
+    :func:`backend_env` of ``device``.  Returns (exit code, seconds).
     """
     out_dir = Path(out_dir)
     (out_dir / "rollout_stats").mkdir(parents=True, exist_ok=True)
-    env = {**backend_env(), **(extra_env or {})}
+    env = {**backend_env(device=device), **(extra_env or {})}
     env["VERL_FILE_LOGGER_PATH"] = str(out_dir / "metrics.jsonl")
     env["VERL_CPU_BACKEND_STATS_DIR"] = str(out_dir / "rollout_stats")
     env[RUN_MARKER] = str(out_dir.resolve())

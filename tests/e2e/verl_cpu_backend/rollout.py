@@ -1,13 +1,14 @@
-"""A transformers-``generate`` rollout backend for verl 0.9.1 on CPU (test-only).
+"""A transformers-``generate`` rollout backend for verl 0.9.1 without an inference engine (test-only).
 
 verl 0.9.1 only generates through inference servers (vLLM, SGLang, TRT-LLM).  This module
 adds a fourth backend, ``actor_rollout_ref.rollout.name=hf_cpu``, with the same three
-parts the built-in ones have:
+parts the built-in ones have.  It was written for the CPU runs (hence its name) and runs on verl's device:
+the CPU under ``VERL_PLATFORM=cpu``, CUDA on a GPU machine (``gpu/trainer.py``), where it stands in for vLLM.
 
 - ``HFCpuServer``: a Ray actor that plays the inference server.  It holds its own copy of
-  the model and serves ``generate(prompt_ids, sampling_params, request_id)`` ->
-  ``TokenOutput`` (the token-in/token-out call ``LLMServerClient.generate`` makes), one
-  request at a time with ``transformers``' ``generate``.
+  the model on verl's device (``verl.utils.device.get_device_name``) and serves
+  ``generate(prompt_ids, sampling_params, request_id)`` -> ``TokenOutput`` (the token-in/token-out call
+  ``LLMServerClient.generate`` makes), one request at a time with ``transformers``' ``generate``.
 - ``HFCpuReplica(RolloutReplica)``: launches one server per replica
   (``launch_servers``); verl's ``LLMServerManager`` creates it through
   ``RolloutReplicaRegistry``.
@@ -17,6 +18,12 @@ parts the built-in ones have:
   backend: ``ActorRolloutRefWorker.update_weights`` calls ``rollout.update_weights`` with
   the engine's ``get_per_tensor_param()`` generator); the adapter copies them to CPU and
   hands them to its server actor, which loads them with ``load_state_dict(strict=True)``.
+
+On a GPU the server actor asks Ray for no GPU (``num_cpus=0``, as on CPU: the one GPU is the actor pool's bundle)
+and finds the device because Ray 2.60 leaves ``CUDA_VISIBLE_DEVICES`` alone for an actor with no GPU
+(``RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO`` unset or 0; ``gpu/trainer.py`` sets it to 0).  Where a GPU was asked
+for (``VERL_CPU_BACKEND_ROLLOUT_DEVICE=cuda``) and the server cannot see one, it refuses to start, naming that
+variable, instead of generating on the CPU.
 
 verl internals touched (verl 0.9.1), all extension points that take a name:
 - ``verl.workers.rollout.replica.RolloutReplicaRegistry.register(name, loader)``.
@@ -56,6 +63,25 @@ ROLLOUT_NAME = "hf_cpu"
 # ``$VERL_CPU_BACKEND_STATS_DIR/server_<replica>.jsonl`` (L2 distance of the received
 # weights from the initial ones): the tests use it to prove the actor's updates arrive.
 STATS_DIR_ENV = "VERL_CPU_BACKEND_STATS_DIR"
+#: When set (``cpu`` or ``cuda``), the device the server must generate on; unset: verl's device, whatever it is.
+DEVICE_ENV = "VERL_CPU_BACKEND_ROLLOUT_DEVICE"
+
+
+def server_device() -> torch.device:
+    """The server's device: verl's (``get_device_name()``: "cuda" on a GPU machine, "cpu" under the CPU platform).
+    Raises where torch cannot use it in this process, or where :data:`DEVICE_ENV` asks for another."""
+    from verl.utils.device import get_device_name
+
+    name = get_device_name()
+    wanted = os.environ.get(DEVICE_ENV) or name
+    usable = name != "cuda" or torch.cuda.is_available()
+    if wanted != name or not usable:
+        raise RuntimeError(
+            f"hf_cpu rollout: the server must generate on {wanted!r}; verl's device here is {name!r}"
+            f"{'' if usable else ', but torch sees no GPU'} (CUDA_VISIBLE_DEVICES="
+            f"{os.environ.get('CUDA_VISIBLE_DEVICES')!r}: set RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0, so that Ray "
+            f"leaves it alone for an actor without a GPU)")
+    return torch.device(name)
 
 
 def server_actor_name(replica_rank: int, kind: str = "", name_suffix: str = "") -> str:
@@ -81,9 +107,10 @@ class HFCpuServer:
         self.model_config: HFModelConfig = omega_conf_to_dataclass(model_config, dataclass_type=HFModelConfig)
         self.replica_rank = replica_rank
         torch.set_num_threads(1)
+        self.device = server_device()
         self.model = AutoModelForCausalLM.from_pretrained(
             self.model_config.local_path, dtype=torch.float32, attn_implementation="sdpa"
-        )
+        ).to(self.device)
         self.model.eval()
         self.global_steps: int | None = None
         self.weight_updates = 0
@@ -117,6 +144,7 @@ class HFCpuServer:
                 )
                 record = {
                     "update": self.weight_updates,
+                    "device": str(next(self.model.parameters()).device),
                     "global_steps": global_steps,
                     "requests_before": self.requests,
                     "l2_from_initial": delta**0.5,
@@ -148,7 +176,7 @@ class HFCpuServer:
         )
         if do_sample:
             gen_kwargs.update(temperature=temperature, top_p=top_p, top_k=top_k if top_k > 0 else 0)
-        input_ids = torch.tensor([prompt_ids], dtype=torch.long)
+        input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
         with torch.no_grad():
             out = self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **gen_kwargs)
         token_ids = out.sequences[0, len(prompt_ids) :].tolist()
@@ -157,7 +185,8 @@ class HFCpuServer:
             # log-probability of each sampled token under the raw (untempered) model logits
             logits = torch.stack(out.logits, dim=1)[0].float()  # (n_new, vocab)
             lp = torch.log_softmax(logits, dim=-1)
-            log_probs = lp[torch.arange(len(token_ids)), torch.tensor(token_ids)].tolist()
+            rows = torch.arange(len(token_ids), device=lp.device)
+            log_probs = lp[rows, torch.tensor(token_ids, device=lp.device)].tolist()
         eos = self.model.config.eos_token_id
         finished = bool(token_ids) and token_ids[-1] == eos
         return TokenOutput(
