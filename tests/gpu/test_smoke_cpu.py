@@ -8,6 +8,7 @@ versions (what the suite tested is what travels).
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import os
 import re
@@ -61,18 +62,46 @@ def test_the_stand_in_refuses_a_cluster_and_is_permissive_otherwise():
     assert r.stdout.strip() == "ray.init: this is verl-focal's Ray stand-in (gpu/stub); no cluster can start here"
 
 
-def test_the_carried_wheels_are_this_environments_versions():
-    pins = [ln.strip() for ln in (GPU / "wheels.txt").read_text().splitlines() if ln.strip() and ln[0] != "#"]
+def _pins(name: str) -> list[str]:
+    return [ln.strip() for ln in (GPU / name).read_text().splitlines()
+            if ln.strip() and ln[0] not in "#-"]
+
+
+@pytest.mark.parametrize("listing", ["wheels.txt", "ray.txt", "image.txt"])
+def test_the_carried_wheels_and_the_image_stand_in_are_this_environments_versions(listing):
+    pins = _pins(listing)
     assert pins and all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[^=\s]+", p) for p in pins), pins
     for pin in pins:
         name, version = pin.split("==")
-        assert importlib.metadata.version(name) == version, f"gpu/wheels.txt pins {pin}, this .venv has " \
+        assert importlib.metadata.version(name) == version, f"gpu/{listing} pins {pin}, this .venv has " \
                                                             f"{importlib.metadata.version(name)}"
+
+
+def test_the_ray_trim_names_folders_that_exist_and_none_that_verl_imports():
+    import ray
+
+    root = Path(ray.__file__).parents[1]
+    removed = [ln[1:].strip() for ln in (GPU / "ray.txt").read_text().splitlines() if ln.startswith("-")]
+    assert removed and all((root / d).is_dir() for d in removed), removed
+    modules = {d.replace("/", ".") for d in removed}
+    verl = Path(importlib.util.find_spec("verl").origin).parent
+    imports = re.compile(r"^\s*(?:from|import)\s+(" + "|".join(re.escape(m) for m in sorted(modules)) + r")\b",
+                         re.MULTILINE)
+    hits = [f"{p.relative_to(verl)}: {m.group(1)}" for p in verl.rglob("*.py")
+            for m in imports.finditer(p.read_text(errors="replace"))]
+    assert hits == [], hits
+
+
+def test_no_image_stand_in_package_is_also_carried():
+    names = lambda listing: {p.split("==")[0].lower().replace("_", "-") for p in _pins(listing)}  # noqa: E731
+    assert names("image.txt") & (names("wheels.txt") | names("ray.txt")) == set()
 
 
 def test_run_sh_runs_every_part_with_its_own_limit():
     text = (GPU / "run.sh").read_text()
-    caps = re.search(r"for part in ([0-9: ]+); do", text).group(1).split()
-    assert [c.split(":")[0] for c in caps] == list("01234")
-    assert sum(int(c.split(":")[1]) for c in caps) <= 7 * 60  # the issue's bound for the device run
-    assert '--target /tmp/site' in text and 'gpu/stub' in text
+    caps = dict(c.split(":") for c in re.search(r"for part in ([0-9: ]+); do", text).group(1).split())
+    assert list(caps) == list("012345") and re.search(r'PARTS=\$\{PARTS:-0 1 2 3 4 5\}', text)
+    assert sum(int(caps[p]) for p in "01234") <= 7 * 60  # the smoke: the first issue's bound for the device run
+    assert int(caps["5"]) <= 8 * 60  # the trainer runs: install plus both runs within 8 minutes
+    assert 'SITE=${SITE:-/tmp/site}' in text and '--target "$SITE"' in text and 'gpu/stub' in text
+    assert 'gpu/trainer.py --device "$DEVICE"' in text
