@@ -14,8 +14,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))  # for tests/_reference.py
 from _reference import make_grouped_batch  # noqa: E402
 
 # The suite composes verl's default trainer.logger=[console, wandb] everywhere, and start-up refuses wandb without
-# a key (config/tracking.check_logger).  W&B's offline mode stands in for a configured key in this process
-# and its subprocesses; tests/config/test_logger_preflight.py removes it to check the refusal.
+# a key (startup/tracking.check_logger).  W&B's offline mode stands in for a configured key in this process
+# and its subprocesses; tests/startup/test_logger_preflight.py removes it to check the refusal.
 if not any(k in os.environ for k in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_DISABLED")):
     os.environ["WANDB_MODE"] = "offline"
 

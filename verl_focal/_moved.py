@@ -47,13 +47,20 @@ MOVED = {
     "verl_focal.integration.run_size": "verl_focal.integration.startup.run_size",
     "verl_focal.integration.preflight": "verl_focal.integration.startup.validate",
     "verl_focal.integration.late_checks": "verl_focal.integration.startup.verl_checks",
+    # every start-up rule in integration/startup/ (the one door's folder)
+    "verl_focal.config.liveness": "verl_focal.integration.startup.liveness",
+    "verl_focal.config.no_update": "verl_focal.integration.startup.no_update",
+    "verl_focal.config.tracking": "verl_focal.integration.startup.tracking",
+    "verl_focal.config.ray_env": "verl_focal.integration.startup.ray_env",
+    "verl_focal.data.local_inputs": "verl_focal.integration.startup.local_inputs",
 }
 
 #: old name of a split module -> the other modules its names went to (searched after the one :data:`MOVED` names)
 SPLIT = {
     "verl_focal.estimators.rows": ("verl_focal.step.columns", "verl_focal.estimators.old_log_probs"),
     "verl_focal.integration.trainer": ("verl_focal.step.tq_rows",),
-    "verl_focal.integration.preflight": ("verl_focal.integration.startup.compose", "verl_focal.data.local_inputs"),
+    "verl_focal.integration.preflight": ("verl_focal.integration.startup.compose",
+                                         "verl_focal.integration.startup.local_inputs"),
     "verl_focal.integration.late_checks": ("verl_focal.config.key_names",),
 }
 

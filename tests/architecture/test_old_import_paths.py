@@ -55,6 +55,11 @@ CASES = [
     ("verl_focal.integration.versions", "verl_focal.integration.startup.versions"),
     ("verl_focal.integration.quiet", "verl_focal.integration.startup.quiet"),
     ("verl_focal.integration.run_size", "verl_focal.integration.startup.run_size"),
+    ("verl_focal.config.liveness", "verl_focal.integration.startup.liveness"),
+    ("verl_focal.config.no_update", "verl_focal.integration.startup.no_update"),
+    ("verl_focal.config.tracking", "verl_focal.integration.startup.tracking"),
+    ("verl_focal.config.ray_env", "verl_focal.integration.startup.ray_env"),
+    ("verl_focal.data.local_inputs", "verl_focal.integration.startup.local_inputs"),
 ]
 
 #: split modules: old name -> (names imported from it, the module each must come from now)
@@ -65,7 +70,7 @@ SPLIT_CASES = {
                                    "SIGNATURE_EXTRA": "verl_focal.partition.signatures:SIG_KEY"},
     "verl_focal.integration.preflight": {"validate_start": "verl_focal.integration.startup.validate",
                                          "compose_config": "verl_focal.integration.startup.compose",
-                                         "check_local_paths": "verl_focal.data.local_inputs"},
+                                         "check_local_paths": "verl_focal.integration.startup.local_inputs"},
     "verl_focal.integration.late_checks": {"check_reward_function": "verl_focal.integration.startup.verl_checks",
                                            "config_get": "verl_focal.config.key_names"},
     "verl_focal.integration.trainer": {"FocalHookMixin": "verl_focal.integration.hooks.trainer",

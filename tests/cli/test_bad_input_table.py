@@ -111,7 +111,7 @@ CASES = [
      ["ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=2 is not a string (int)",
       "Ray takes strings only",
       "'+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FOCAL_REWARD_WORKERS=\"2\"'"]),
-    # ... keys verl has but does not read under this config (config/liveness.py), each with the fix
+    # ... keys verl has but does not read under this config (startup/liveness.py), each with the fix
     (["check", "--skip-probe", *OK, "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.kl_loss_coef=0.001"],
      ["actor_rollout_ref.actor.kl_loss_coef=0.001 is not read under this configuration",
       "add actor_rollout_ref.actor.use_kl_loss=true"]),
@@ -121,7 +121,7 @@ CASES = [
      ["actor_rollout_ref.rollout.do_sample=false is not read under this configuration", "identical"]),
     (["check", "--skip-probe", *OK, "actor_rollout_ref.rollout.val_kwargs.do_sample=false"],
      ["no vLLM or SGLang rollout", "val_kwargs.temperature=0 instead"]),
-    # ... settings with which nothing trains (config/no_update.py), each with its number
+    # ... settings with which nothing trains (startup/no_update.py), each with its number
     (["check", "--skip-probe", *OK, "actor_rollout_ref.rollout.temperature=0"],
      ["actor_rollout_ref.rollout.temperature=0 decodes greedily: a prompt's 8 responses are then identical",
       "every group-relative advantage 0"]),
@@ -677,7 +677,7 @@ def test_main_ppo_dry_run_refuses_in_one_line(argv, needle, capsys):
 
 @pytest.mark.parametrize("command", [["check", "--skip-probe", *OK], ["--dry-run", *OK]])
 def test_a_wandb_logger_without_a_key_is_one_line(command, monkeypatch, tmp_path, capsys):
-    """verl's default logger on a machine with no W&B key (config/tracking.py): refused, naming the three fixes."""
+    """verl's default logger on a machine with no W&B key (startup/tracking.py): refused, naming the three fixes."""
     from verl_focal.main_ppo import main as main_ppo
 
     for k in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_DISABLED", "WANDB_CONFIG_DIR", "NETRC"):
@@ -740,8 +740,8 @@ def test_dry_run_refuses_missing_local_inputs_but_not_hub_names(tmp_path, capsys
 def _local_paths_error(overrides: list[str]) -> str:
     """check_local_paths on a composed config: the refusal's message ('' when it passes)."""
     from verl_focal.config.errors import ConfigError
-    from verl_focal.data.local_inputs import check_local_paths
     from verl_focal.integration.startup.compose import compose_config
+    from verl_focal.integration.startup.local_inputs import check_local_paths
 
     try:
         check_local_paths(compose_config(overrides))
@@ -960,8 +960,8 @@ def _example_args(tmp_path):
 def test_example_data_never_reaches_a_real_launch_and_the_dry_run_says_so(tmp_path, capsys, monkeypatch):
     """Issue 39 row 7: prep-data example output in DATA_DIR: the dry run warns what the launch will do; the
     launch refuses before Hydra and Ray, unless VERL_FOCAL_ALLOW_EXAMPLE_DATA=1."""
-    from verl_focal.data.local_inputs import check_example_data
     from verl_focal.integration.startup.compose import compose_config
+    from verl_focal.integration.startup.local_inputs import check_example_data
     from verl_focal.main_ppo import main as main_ppo
 
     args = _example_args(tmp_path)

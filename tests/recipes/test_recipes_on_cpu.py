@@ -677,7 +677,7 @@ def test_every_recipe_passes_its_dry_run_checks_on_the_example_data(name, exampl
     and holds rows."""
     import pyarrow.parquet as pq
 
-    from verl_focal.data.local_inputs import check_local_paths
+    from verl_focal.integration.startup.local_inputs import check_local_paths
 
     script, env = EXAMPLE_CASES[name]
     cfg = compose(script, DATA_DIR=str(example_dir), **env)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from verl_focal.config.errors import ConfigError
-from verl_focal.data.local_inputs import check_data_columns
+from verl_focal.integration.startup.local_inputs import check_data_columns
 
 ROW = {"prompt": [{"role": "user", "content": "1+1?"}], "data_source": "d", "reward_model": {"ground_truth": "2"}}
 

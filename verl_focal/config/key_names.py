@@ -122,7 +122,7 @@ def suggest_key(key: str, tree: dict, value: Any = None, exclude: tuple[str, ...
         # the key meant is known; if this run does not read it, no other key is what was meant (under gae,
         # focal_gamma is not GAE's algorithm.gamma)
         return alias if live is None or live(alias, tree) else None
-    # only keys this run reads (``live``: config/liveness.is_live): a hint the same check would refuse is no hint
+    # only keys this run reads (``live``: startup/liveness.is_live): a hint the same check would refuse is no hint
     paths = {p: v for p, v in _walk(tree).items()
              if p != key and p.split(".")[0] not in exclude and (live is None or live(p, tree))}
     best = None

@@ -49,7 +49,7 @@ def check_batch_padding(config: Any) -> list[str]:
     gpus = _int(config, "trainer.n_gpus_per_node", 1) * _int(config, "trainer.nnodes", 1)
     sp = max(1, _int(config, "actor_rollout_ref.actor.ulysses_sequence_parallel_size", 1))
     multiple = math.lcm(max(1, gpus // sp), mini * n)
-    from verl_focal.config.liveness import uses_critic
+    from verl_focal.integration.startup.liveness import uses_critic
 
     if uses_critic(config) and _int(config, "critic.ppo_mini_batch_size") > 0:
         multiple = math.lcm(multiple, _int(config, "critic.ppo_mini_batch_size") * n)

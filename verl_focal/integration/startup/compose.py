@@ -123,8 +123,8 @@ def _unknown_key_error(key: str, value: str | None, config_name: str, trainer: s
     from omegaconf import OmegaConf
 
     from verl_focal.config.key_names import unknown_key_message
-    from verl_focal.config.liveness import DECIDING_KEYS
     from verl_focal.estimators import sections_by_estimator
+    from verl_focal.integration.startup.liveness import DECIDING_KEYS
     from verl_focal.integration.startup.reads import reads_here
 
     try:

@@ -2,7 +2,7 @@
 
 Our sections (``algorithm.focal.*``, ...) are read when the run's estimator reads them
 (:meth:`~verl_focal.estimators.spec.EstimatorSpec.reads`); verl's keys by the liveness table
-(:mod:`verl_focal.config.liveness`).  Its own module so that :mod:`.compose` (the hint) and :mod:`.unread` (the
+(:mod:`.liveness`).  Its own module so that :mod:`.compose` (the hint) and :mod:`.unread` (the
 check) share it without importing each other.  No verl import.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from verl_focal.config.key_names import config_get
-from verl_focal.config.liveness import is_live
+from verl_focal.integration.startup.liveness import is_live
 
 __all__ = ["reads_here", "run_estimator"]
 

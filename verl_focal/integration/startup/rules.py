@@ -179,8 +179,8 @@ def _judge_topology(a: Admission) -> list[str]:
 
 
 def _no_update(a: Admission) -> None:
-    from verl_focal.config.no_update import check_update
     from verl_focal.integration.startup.no_signal import is_group_relative
+    from verl_focal.integration.startup.no_update import check_update
 
     check_update(a.config, group_relative=is_group_relative(a.config, a.spec))
 
@@ -221,7 +221,7 @@ def _mandatory(a: Admission) -> list[str]:
 
 
 def _example_data(a: Admission) -> list[str]:
-    from verl_focal.data.local_inputs import check_example_data
+    from verl_focal.integration.startup.local_inputs import check_example_data
 
     return check_example_data(a.config, launch=a.stage == "launch")
 
@@ -325,11 +325,11 @@ _ROWS: tuple[tuple, ...] = (
     ("reward_kwargs", _S + "estimator:check_reward_kwargs", EVERYWHERE, (),
      ("reward.custom_reward_function.reward_kwargs",), "our scorer's kwargs: known names, ranges", None,
      {}),
-    ("logger", "verl_focal.config.tracking:check_logger", EVERYWHERE, (), ("trainer.logger",),
+    ("logger", "verl_focal.integration.startup.tracking:check_logger", EVERYWHERE, (), ("trainer.logger",),
      "a wandb logger without W&B installed or a key configured where the logger runs", None, {}),
-    ("ray_env", "verl_focal.config.ray_env:check_env_vars", EVERYWHERE, (),
+    ("ray_env", "verl_focal.integration.startup.ray_env:check_env_vars", EVERYWHERE, (),
      ("ray_kwargs.ray_init.runtime_env.env_vars",), "Ray's env vars are strings", None, {}),
-    ("no_update", "verl_focal.config.no_update:check_update", EVERYWHERE, (),
+    ("no_update", "verl_focal.integration.startup.no_update:check_update", EVERYWHERE, (),
      ("actor_rollout_ref.actor.optim.lr", "actor_rollout_ref.actor.ppo_epochs", "trainer.total_epochs",
       "trainer.total_training_steps", "actor_rollout_ref.rollout.temperature", "actor_rollout_ref.rollout.top_k"),
      "settings with which nothing trains", _no_update, {}),
@@ -354,17 +354,17 @@ _ROWS: tuple[tuple, ...] = (
      "what the rollout engine itself refuses (vLLM's config classes on the model folder: parallelism, memory "
      "fraction, context length); where it is not installed, one line, and the TaskRunner checks on the node",
      None, {"needs": "engine"}),
-    ("local_paths", "verl_focal.data.local_inputs:check_local_paths", ("dry_run",), (),
+    ("local_paths", "verl_focal.integration.startup.local_inputs:check_local_paths", ("dry_run",), (),
      ("data.train_files", "data.val_files", "actor_rollout_ref.model.path"),
      "local data files and model folders exist and load", None, {"needs": "files"}),
-    ("data_columns", "verl_focal.data.local_inputs:check_data_columns", ("dry_run", "launch"), (),
+    ("data_columns", "verl_focal.integration.startup.local_inputs:check_data_columns", ("dry_run", "launch"), (),
      ("data.train_files", "data.val_files", "data.prompt_key"),
      "the data files hold the columns verl's dataset and the reward read", None, {"needs": "files"}),
     ("versions", _S + "versions:version_mismatches", (), BEFORE_RAY, (),
      "the installed engine, torch and transformers against verl's pins", _versions, {"needs": "verl"}),
     ("mandatory", _S + "mandatory:check_mandatory", ("dry_run", "launch"), ("check",), ("(any ??? value)",),
      "a mandatory value left at ??? (verl raises for it only after ray.init)", _mandatory, {}),
-    ("example_data", "verl_focal.data.local_inputs:check_example_data", ("launch",), ("dry_run",),
+    ("example_data", "verl_focal.integration.startup.local_inputs:check_example_data", ("launch",), ("dry_run",),
      ("data.train_files", "data.val_files"), "example data (prep-data example) in a real launch", _example_data,
      {"needs": "files"}),
     ("collisions", "verl_focal.integration.registration:collision_lines", (), ("check",), (),

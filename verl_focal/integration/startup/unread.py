@@ -12,8 +12,8 @@ so a new namespace of ours or of verl's is known as soon as it is in the config:
   ``legacy_reward_impl.yaml`` (top-level ``custom_reward_function``, ``reward_model.*``, ``sandbox_fusion``), which
   verl 0.9.1 migrates only in its fully_async trainer, and :func:`unread_keys`;
 * :func:`unread_keys`: keys of our sections that the chosen estimator does not read (refused, naming the readers);
-* :func:`~verl_focal.config.liveness.dead_key_findings`: verl's keys that verl reads only under a condition this
-  config does not meet (the liveness table, :mod:`verl_focal.config.liveness`).
+* :func:`~.liveness.dead_key_findings`: verl's keys that verl reads only under a condition this
+  config does not meet (the liveness table, :mod:`verl_focal.integration.startup.liveness`).
 
 No verl import.
 """
@@ -29,8 +29,8 @@ from verl_focal.config.key_names import config_get, suggest_key
 from verl_focal.config.key_names import free_keys as _free
 from verl_focal.config.key_names import get as _get
 from verl_focal.config.key_names import plain as _plain
-from verl_focal.config.liveness import dead_key_findings
 from verl_focal.integration.startup.compose import legacy_blocks
+from verl_focal.integration.startup.liveness import dead_key_findings
 from verl_focal.integration.startup.reads import reads_here, run_estimator
 
 __all__ = ["check_unread", "declared_field", "reads_here", "unread_keys", "REFUSED_ZONES"]
@@ -118,7 +118,7 @@ def check_unread(config: Any, overrides: list[str], trainer: str = "ppo",
         else:
             warnings.append(f"+{key} is not a key of verl's config{hint}: only code that looks it up by name "
                             "reads it")
-    # keys that exist but that verl reads only under a condition this config does not meet (config/liveness.py)
+    # keys that exist but that verl reads only under a condition this config does not meet (startup/liveness.py)
     dead, harmless = dead_key_findings(config, [(raw.lstrip("+~"), value) for raw, value in keys
                                                 if not raw.startswith("~") and value not in (None, "null")])
     problems += dead

@@ -13,7 +13,7 @@ import shlex
 import pytest
 
 from verl_focal.config.errors import ConfigError
-from verl_focal.config.ray_env import ENV_VARS_KEY, check_env_vars
+from verl_focal.integration.startup.ray_env import ENV_VARS_KEY, check_env_vars
 
 BASE = ["algorithm.adv_estimator=f_grpo", "trainer.logger=[console]"]
 

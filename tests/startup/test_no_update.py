@@ -6,7 +6,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from verl_focal.config.errors import ConfigError
-from verl_focal.config.no_update import check_update
+from verl_focal.integration.startup.no_update import check_update
 
 GOOD = {"actor_rollout_ref": {"actor": {"optim": {"lr": 1e-6}, "ppo_epochs": 1},
                               "rollout": {"n": 8, "temperature": 1.0, "top_k": -1}},

@@ -4,7 +4,7 @@ A key the user sets that nothing reads under the run's configuration is refused 
 in no config (:mod:`verl_focal.integration.startup.unread`): a "KL control" with ``kl_loss_coef`` but no
 ``use_kl_loss=true`` is plain GRPO, and ``critic.*`` under a critic-free estimator changes nothing.  Each entry of
 :data:`LIVENESS` names the keys, the condition under which verl reads them, and where in verl that condition
-sits; ``tests/config/test_liveness_against_verl.py`` checks every entry against verl's own code.  No verl import.
+sits; ``tests/startup/test_liveness_against_verl.py`` checks every entry against verl's own code.  No verl import.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ __all__ = ["DECIDING_KEYS", "FOCAL_ESTIMATORS", "LIVENESS", "Live", "SAMPLING_RO
 SAMPLING_ROLLOUTS = ("hf", "naive")
 
 
-#: our estimators that read ``algorithm.focal.gamma`` (tests/config/test_liveness_against_verl.py checks it against
+#: our estimators that read ``algorithm.focal.gamma`` (tests/startup/test_liveness_against_verl.py checks it against
 #: the specs)
 FOCAL_ESTIMATORS = ("f_grpo", "f_cue_grpo")
 #: verl's estimators that read ``algorithm.gamma`` (GAE through ``compute_advantage``, REINFORCE++ through its

@@ -1,4 +1,4 @@
-"""Each entry of :data:`verl_focal.config.liveness.LIVENESS` against verl 0.9.1's own code, the way
+"""Each entry of :data:`verl_focal.integration.startup.liveness.LIVENESS` against verl 0.9.1's own code, the way
 ``compat.CONTRACT``'s names are: the condition under which verl reads the keys is found in verl's source (or
 computed by verl's own function), so a verl upgrade that reads them elsewhere fails here.
 """
@@ -14,7 +14,7 @@ import pytest
 import verl
 from omegaconf import OmegaConf
 
-from verl_focal.config.liveness import LIVENESS, SAMPLING_ROLLOUTS, dead_key_problems, is_live, uses_critic
+from verl_focal.integration.startup.liveness import LIVENESS, SAMPLING_ROLLOUTS, dead_key_problems, is_live, uses_critic
 
 VERL = pathlib.Path(verl.__file__).resolve().parent
 #: verl's config schema (dataclasses and YAML mirrors) declares every key; those are not reads
@@ -158,7 +158,7 @@ def test_gamma_and_lam_are_read_by_gae_and_reinforce_plus_plus_only():
 
     from verl.trainer.ppo import core_algos, ray_trainer
 
-    from verl_focal.config.liveness import GAMMA_ESTIMATORS, LAM_ESTIMATORS
+    from verl_focal.integration.startup.liveness import GAMMA_ESTIMATORS, LAM_ESTIMATORS
 
     fn = inspect.unwrap(ray_trainer.compute_advantage)
     tree = ast.parse(_dedent(inspect.getsource(fn)))
@@ -194,7 +194,7 @@ def _dedent(src: str) -> str:
 
 
 def test_the_focal_estimators_are_those_whose_spec_reads_the_focal_exponent():
-    from verl_focal.config.liveness import FOCAL_ESTIMATORS
     from verl_focal.estimators import all_specs
+    from verl_focal.integration.startup.liveness import FOCAL_ESTIMATORS
 
     assert set(FOCAL_ESTIMATORS) == {s.name for s in all_specs() if s.reads("focal", "gamma")}

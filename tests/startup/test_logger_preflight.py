@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from verl_focal.config.errors import ConfigError
-from verl_focal.config.tracking import check_logger, wandb_key_source
+from verl_focal.integration.startup.tracking import check_logger, wandb_key_source
 
 ROOT = Path(__file__).resolve().parents[2]
 WANDB_VARS = ("WANDB_MODE", "WANDB_API_KEY", "WANDB_DISABLED", "WANDB_CONFIG_DIR", "WANDB_BASE_URL", "NETRC")
