@@ -136,3 +136,26 @@ def test_demo_cli_out_dir_alias_jobs_and_default_seeds(capsys):
     assert main(["demo", "--jobs", "0"]) == 2
     err = capsys.readouterr().err
     assert "--jobs=0 must be >= 1" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cpu_rollout_drops_only_torchs_autocast_warning():
+    """verl's HFRollout opens a CUDA autocast on a machine without CUDA; torch warns once per process that it
+    disables it, which a demo worker printed among the progress lines (and after a Ctrl-C).  The demo's rollout
+    drops that warning on the CPU; verl's own method, called directly, still gives it."""
+    import warnings
+
+    from verl.workers.rollout.hf_rollout import HFRollout
+
+    from verl_focal.lab.demo.model import ModelSpec, build_model, build_tokenizer, encode_prompts
+    from verl_focal.lab.demo.rollout import CPU_AUTOCAST_WARNING, make_rollout, prompt_batch
+    from verl_focal.lab.demo.task import Problem
+
+    assert not torch.cuda.is_available()
+    tok = build_tokenizer()
+    rollout = make_rollout(build_model(tok, ModelSpec(hidden=32, layers=1, heads=2, intermediate=64), seed=5))
+    batch = prompt_batch(encode_prompts(tok, [Problem(t=7, d=3)] * 4), [f"u{i}" for i in range(4)], tok)
+    for call, expected in ((rollout.generate_sequences, 0), (lambda b: HFRollout.generate_sequences(rollout, b), 1)):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            call(batch)
+        assert sum(CPU_AUTOCAST_WARNING in str(w.message) for w in seen) == expected, [str(w.message) for w in seen]

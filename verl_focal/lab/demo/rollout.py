@@ -6,10 +6,14 @@ abstract, so it cannot be constructed as shipped.
 :class:`DemoHFRollout` supplies those three as no-ops -- the demo's policy
 lives in this process, so there are no weights to move --, replaces the
 constructor (whose ``super().__init__()`` call no longer matches the base), and leaves
-generation (``generate_sequences``) to verl's code unchanged.
+generation (``generate_sequences``) to verl's code unchanged.  On the CPU it drops the one warning torch gives
+each process there (verl opens ``torch.autocast`` for verl's device, "cuda" on a machine without a GPU, and torch
+says it disables it: what a CPU run wants), which a demo worker would otherwise print among the progress lines.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import torch
@@ -20,6 +24,9 @@ from verl.workers.rollout.hf_rollout import HFRollout
 from verl_focal.lab.demo.model import RESPONSE_LEN
 
 __all__ = ["DemoHFRollout", "make_rollout", "prompt_batch"]
+
+#: torch's warning when verl's HFRollout opens a CUDA autocast on a machine without CUDA (torch/amp/autocast_mode.py)
+CPU_AUTOCAST_WARNING = "CUDA is not available or torch_xla is imported"
 
 
 class DemoHFRollout(HFRollout):
@@ -43,6 +50,14 @@ class DemoHFRollout(HFRollout):
 
     async def release(self):
         return None
+
+    def generate_sequences(self, prompts: DataProto) -> DataProto:
+        """verl's ``generate_sequences``; on the CPU without its autocast warning (module docstring)."""
+        if torch.cuda.is_available():
+            return super().generate_sequences(prompts)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=CPU_AUTOCAST_WARNING, category=UserWarning)
+            return super().generate_sequences(prompts)
 
 
 def make_rollout(model, temperature: float = 1.0, micro_batch_size: int = 4096) -> DemoHFRollout:
