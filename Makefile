@@ -14,12 +14,13 @@
 #   make test-verl VERL=0.9.0 -> a verl release of our range, installed first as a user has it, then the
 #                   package beside it: verl must stay, `pip check` clean, the contract, host-safety and estimator
 #                   tests pass (.venv-verl-$(VERL); docs/compatibility.md)
-# The install step is shared and re-runs only when pyproject.toml changes.
+# The install step is shared and re-runs only when pyproject.toml or the GPU run's pins (gpu/wheels.txt, gpu/ray.txt)
+# change.
 PYTHON     ?= python3
 VENV       ?= .venv
 # A CPU wheel on these machines; set TORCH_SPEC to your CUDA build elsewhere (or "" to keep yours).
 TORCH_SPEC ?= torch==2.13.0
-STAMP      := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP      := $(VENV)/.installed-$(shell cat pyproject.toml gpu/wheels.txt gpu/ray.txt | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 ARGS       ?=
 # pytest workers (pytest-xdist): much of the suite is one-core process start-up (verl's import, Ray, the e2e
@@ -33,11 +34,14 @@ XDIST       = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist $(1))
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The versions the GPU run carries (gpu/wheels.txt, gpu/ray.txt) are constraints of this install: what the suite and
+# the rehearsal test is what travels, and a release of one of them on PyPI does not make a fresh .venv differ.
+$(STAMP): pyproject.toml gpu/wheels.txt gpu/ray.txt
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	if [ -n "$(TORCH_SPEC)" ]; then $(VENV)/bin/python -m pip install -q "$(TORCH_SPEC)"; fi
-	$(VENV)/bin/python -m pip install -q -e ".[test]"
+	grep -h '^[A-Za-z]' gpu/wheels.txt gpu/ray.txt > $(VENV)/gpu-pins.txt
+	$(VENV)/bin/python -m pip install -q -e ".[test]" -c $(VENV)/gpu-pins.txt
 	rm -f $(VENV)/.installed-*
 	touch $@
 
