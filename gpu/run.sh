@@ -16,7 +16,8 @@ PARTS=${PARTS:-0 1 2 3 4 5}
 DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT"
 nvidia-smi -L || true
-t0=$(date +%s)
+start=$(date +%s)
+t0=$start
 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
     "$GPU_DIR"/wheels/*.whl || { echo "gpu/run.sh: installing the carried wheels failed" >&2; exit 3; }
 echo "gpu/run.sh: carried wheels installed in $(( $(date +%s) - t0 )) s"
@@ -40,4 +41,5 @@ for part in 0:60 1:90 2:120 3:90 4:45 5:480; do
     PYTHONPATH="$SITE:$PWD/gpu/stub" timeout "${part##*:}" "$PY" gpu/smoke.py --device "$DEVICE" --parts "$p" \
         --out "$OUT/part$p.json" ${SMALL:+--small} || { echo "gpu/run.sh: part $p failed or ran past ${part##*:} s"; rc=1; }
 done
+echo "gpu/run.sh: parts $PARTS in $(( $(date +%s) - start )) s, install included; exit $rc"
 exit $rc
