@@ -47,9 +47,12 @@ from e2e_checks import CUE_SCORER_N, assert_cue, run_and_read  # noqa: E402
 from launch import base_overrides  # noqa: E402
 from tiny_assets import build_all  # noqa: E402
 
+from verl_focal.integration.hooks.dataproto_hook import ON_DEVICE  # noqa: E402  (imports no verl)
+
 STEPS = 2
 BATCH = 4  # launch.base_overrides: data.train_batch_size
-#: verl 0.9.1's v1 trainer reads the batch from TransferQueue's host storage (docs/gpu.md)
+#: verl 0.9.1's v1 trainer reads the batch from TransferQueue's host storage (docs/gpu.md): the hook's metric
+#: ``ON_DEVICE`` must say the host
 ADVANTAGES_ON_DEVICE = 0.0
 
 ARMS = {
@@ -65,7 +68,6 @@ ARMS = {
 #: ``training/rollout_probs_diff_max`` measures the weight sync, not the precision
 COMMON = ["+actor_rollout_ref.actor.fsdp_config.mixed_precision={param_dtype:fp32,reduce_dtype:fp32,buffer_dtype:fp32}",
           "trainer.project_name=gpu"]
-
 
 
 def record(arm: str, name: str, ok: bool, detail: str) -> dict:
@@ -88,26 +90,27 @@ def judge(arm: str, run: dict, device: str) -> list[dict]:
     """The checks of the module docstring on one finished run (``e2e_checks.run_and_read``'s dict)."""
     checks: list[dict] = []
 
-    def check(arm: str, name: str, ok: bool, detail: str) -> None:
+    def check(name: str, ok: bool, detail: str) -> None:
         checks.append(record(arm, name, ok, detail))
 
-    steps = [s["data"] for s in run["lines"] if s["step"] > 0]
-    check(arm, "steps", [s["step"] for s in run["lines"] if s["step"] > 0] == list(range(1, STEPS + 1)),
+    trained = [s for s in run["lines"] if s["step"] > 0]  # step 0: a validation before training, when one runs
+    steps = [s["data"] for s in trained]
+    check("steps", [s["step"] for s in trained] == list(range(1, STEPS + 1)),
           f"steps {[s['step'] for s in run['lines']]} in {run['seconds']:.0f} s")
     prefix = "focal/" if arm == "f_grpo" else "cue/"
-    check(arm, "diagnostics", bool(steps) and all(any(k.startswith(prefix) for k in m) for m in steps),
+    check("diagnostics", bool(steps) and all(any(k.startswith(prefix) for k in m) for m in steps),
           f"{prefix}* at each step: {[sorted(k for k in m if k.startswith(prefix))[:4] for m in steps]}")
     if arm == "f_grpo":
         ok, detail = _all(steps, "focal/groups", float(BATCH))
-        check(arm, "focal.groups", ok, detail)
+        check("focal.groups", ok, detail)
         ok, detail = _all(steps, "focal/acc_from_extra_frac", 1.0)
-        check(arm, "focal.acc_from_extra", ok, detail)
+        check("focal.acc_from_extra", ok, detail)
     for key, want in (("verl_focal/acc_rows_frac", 1.0), ("verl_focal/prefetched", 1.0),
-                      ("verl_focal/advantages_on_device", ADVANTAGES_ON_DEVICE)):
+                      (ON_DEVICE, ADVANTAGES_ON_DEVICE)):
         ok, detail = _all(steps, key, want)
-        check(arm, key.split("/")[1], ok, detail)
+        check(key.split("/")[1], ok, detail)
     failed = [m.get("verl_focal/prefetch_failed") for m in steps]
-    check(arm, "no-fallback", not any(failed) and "prefetch for" not in run["log"],
+    check("no-fallback", not any(failed) and "prefetch for" not in run["log"],
           f"verl_focal/prefetch_failed = {failed}")
     if arm == "cue_grpo":
         try:
@@ -116,20 +119,20 @@ def judge(arm: str, run: dict, device: str) -> list[dict]:
                                 f"cue_sig, decoded rows {[m['verl_focal/decoded_rows'] for m in steps]}")
         except AssertionError as e:
             ok, detail = False, f"{e}"[:300]
-        check(arm, "cue-from-signatures", ok, detail)
+        check("cue-from-signatures", ok, detail)
     peak = [m.get("actor/perf/max_memory_allocated_gb") for m in steps]
     on_gpu = bool(peak) and all(p is not None and p > 0 for p in peak)
-    check(arm, "actor-device", on_gpu == (device == "cuda") and None not in peak,
+    check("actor-device", on_gpu == (device == "cuda") and None not in peak,
           f"actor/perf/max_memory_allocated_gb = {peak}")
     servers = sorted({r.get("device", "?") for r in run["stats"]})
-    check(arm, "rollout-device", servers == [("cuda:0" if device == "cuda" else "cpu")], f"server on {servers}")
+    check("rollout-device", servers == [("cuda:0" if device == "cuda" else "cpu")], f"server on {servers}")
     moved = [r["l2_from_initial"] for r in run["stats"]]
     grads = [m.get("actor/grad_norm") for m in steps]
     synced = len(moved) == STEPS + 1 and moved[0] == 0.0 and moved[-1] > 0 and any(g and g > 0 for g in grads)
-    check(arm, "trained-and-synced", synced, f"server weights' L2 from initial {[f'{d:.3g}' for d in moved]}, "
+    check("trained-and-synced", synced, f"server weights' L2 from initial {[f'{d:.3g}' for d in moved]}, "
           f"actor/grad_norm {grads}")
     diff = [m.get("training/rollout_probs_diff_max") for m in steps]
-    check(arm, "rollout-logprobs", all(d is not None and math.isfinite(d) and d < 1e-2 for d in diff),
+    check("rollout-logprobs", all(d is not None and math.isfinite(d) and d < 1e-2 for d in diff),
           f"training/rollout_probs_diff_max = {diff}")
     return checks
 

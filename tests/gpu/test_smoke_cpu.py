@@ -97,9 +97,12 @@ def test_the_ray_trim_names_folders_that_exist_and_none_that_verl_imports():
     assert hits == [], hits
 
 
+def _names(listing: str) -> set[str]:
+    return {p.split("==")[0].lower().replace("_", "-") for p in _pins(listing)}
+
+
 def test_no_image_stand_in_package_is_also_carried():
-    names = lambda listing: {p.split("==")[0].lower().replace("_", "-") for p in _pins(listing)}  # noqa: E731
-    assert names("image.txt") & (names("wheels.txt") | names("ray.txt")) == set()
+    assert _names("image.txt") & (_names("wheels.txt") | _names("ray.txt")) == set()
 
 
 def test_run_sh_runs_every_part_with_its_own_limit():
