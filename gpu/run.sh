@@ -15,6 +15,8 @@ SITE=${SITE:-/tmp/site}
 PARTS=${PARTS:-0 1 2 3 4 5}
 DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT"
+# a reused OUT (the rehearsal's /tmp/rehearsal): no earlier run's result may stand for a part that writes none
+rm -f "$OUT"/part[0-5].json "$OUT/trainer/part5.json"
 nvidia-smi -L || true
 start=$(date +%s)
 t0=$start

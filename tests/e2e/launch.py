@@ -14,6 +14,7 @@ Usage (by hand)::
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -277,6 +278,25 @@ def stop_leftovers(value: str, grace_s: float = 3.0) -> list[str]:
     return [n.strip() for n in names.values()]
 
 
+#: what :func:`run_trainer` writes in its folder and its readers take as this run's
+RUN_OUTPUTS = ("train.log", "metrics.jsonl", "rollout_stats", "leftovers.txt")
+
+
+def clear_outputs(out_dir: Path) -> list[str]:
+    """Remove :data:`RUN_OUTPUTS` from ``out_dir`` (files, and the records folder whole); returns the names removed."""
+    removed = []
+    for name in RUN_OUTPUTS:
+        path = Path(out_dir) / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+        else:
+            continue
+        removed.append(name)
+    return removed
+
+
 def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float = 900,
                 extra_env: dict[str, str] | None = None, device: str = "cpu") -> tuple[int, float]:
     """Run ``python -m module overrides...`` with its outputs under ``out_dir``.
@@ -287,8 +307,13 @@ def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float
     (``vllm_worker_<pid>.jsonl``); ``out_dir/leftovers.txt``: the processes the run left running, which
     :func:`stop_leftovers` stopped (one command line each; empty when none).  ``extra_env`` is added to
     :func:`backend_env` of ``device``.  Returns (exit code, seconds).
+
+    What an earlier run left in ``out_dir`` is removed first (:func:`clear_outputs`): the server appends its
+    records, so a reused folder (the rehearsal's ``/tmp/rehearsal`` on a machine that ran it before) would show the
+    earlier run's weight updates as this run's.
     """
     out_dir = Path(out_dir)
+    clear_outputs(out_dir)
     (out_dir / "rollout_stats").mkdir(parents=True, exist_ok=True)
     env = {**backend_env(device=device), **(extra_env or {})}
     env["VERL_FILE_LOGGER_PATH"] = str(out_dir / "metrics.jsonl")

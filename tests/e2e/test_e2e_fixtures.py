@@ -134,3 +134,26 @@ def test_cue_run_with_the_package_scorer_partitions_in_practically_every_run(tmp
     assert all(0.02 < p < 0.2 for p in rates), rates
     steps = [no_partition_odds(rates[:4], CUE_SCORER_N), no_partition_odds(rates[4:], CUE_SCORER_N)]
     assert steps[0] < 0.01 and steps[0] * steps[1] < 1e-4, (rates, steps)
+
+
+def test_a_run_in_a_reused_folder_does_not_read_the_earlier_runs_records(tmp_path):
+    """An earlier run's records are gone before the next run starts: the server appends to its records, and a clean
+    clone's CI on a machine that had run the rehearsal read 6 weight updates for a 2-step run (l2 0, 3, 4.76, 0, 3,
+    4.69) and failed the trained-and-synced check.  What is not the run's own (checkpoints, assets) stays."""
+    from launch import RUN_OUTPUTS, run_trainer
+
+    (tmp_path / "rollout_stats").mkdir()
+    (tmp_path / "rollout_stats" / "server_0.jsonl").write_text('{"l2_from_initial": 0.0}\n')
+    (tmp_path / "metrics.jsonl").write_text('{"step": 1, "data": {}}\n')
+    (tmp_path / "leftovers.txt").write_text("python -m stale\n")
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "keep.json").write_text("{}")
+    # a module that writes none of the run's outputs: a crashed trainer, as far as the readers can tell
+    rc, _ = run_trainer("platform", [], tmp_path, timeout=60)
+    assert rc == 0
+    assert list((tmp_path / "rollout_stats").iterdir()) == []
+    assert not (tmp_path / "metrics.jsonl").exists()
+    assert (tmp_path / "leftovers.txt").read_text() == ""
+    assert (tmp_path / "train.log").read_text().splitlines()[0].endswith("-m platform")
+    assert (tmp_path / "ckpt" / "keep.json").exists()
+    assert set(RUN_OUTPUTS) == {"train.log", "metrics.jsonl", "rollout_stats", "leftovers.txt"}

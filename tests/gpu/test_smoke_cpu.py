@@ -113,3 +113,20 @@ def test_run_sh_runs_every_part_with_its_own_limit():
     assert int(caps["5"]) <= 8 * 60  # the trainer runs: install plus both runs within 8 minutes
     assert 'SITE=${SITE:-/tmp/site}' in text and '--target "$SITE"' in text and 'gpu/stub' in text
     assert 'gpu/trainer.py --device "$DEVICE"' in text
+
+
+def test_run_sh_leaves_no_earlier_result_standing_for_a_part_that_writes_none(tmp_path):
+    """A reused OUT: run.sh removes the parts' results before it starts, so a part that dies before writing its
+    JSON (here: every part, as the install fails on a GPU_DIR with no wheels) shows no earlier run's PASS."""
+    out = tmp_path / "out"
+    (out / "trainer").mkdir(parents=True)
+    for name in ("part0.json", "part5.json", "trainer/part5.json"):
+        (out / name).write_text('{"checks": [{"ok": true}]}')
+    (out / "notes.txt").write_text("the user's")
+    (tmp_path / "empty" / "wheels").mkdir(parents=True)
+    env = {**os.environ, "OUT": str(out), "GPU_DIR": str(tmp_path / "empty"), "SITE": str(tmp_path / "site"),
+           "PYTHON": sys.executable, "DEVICE": "cpu"}
+    proc = subprocess.run(["bash", str(GPU / "run.sh")], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    assert "installing the carried wheels failed" in proc.stderr
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == ["notes.txt"]
