@@ -282,19 +282,14 @@ def stop_leftovers(value: str, grace_s: float = 3.0) -> list[str]:
 RUN_OUTPUTS = ("train.log", "metrics.jsonl", "rollout_stats", "leftovers.txt")
 
 
-def clear_outputs(out_dir: Path) -> list[str]:
-    """Remove :data:`RUN_OUTPUTS` from ``out_dir`` (files, and the records folder whole); returns the names removed."""
-    removed = []
+def clear_outputs(out_dir: Path) -> None:
+    """Remove :data:`RUN_OUTPUTS` from ``out_dir``: the files, and the records folder whole."""
     for name in RUN_OUTPUTS:
         path = Path(out_dir) / name
         if path.is_dir():
             shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
         else:
-            continue
-        removed.append(name)
-    return removed
+            path.unlink(missing_ok=True)
 
 
 def run_trainer(module: str, overrides: list[str], out_dir: Path, timeout: float = 900,
